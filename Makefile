@@ -1,0 +1,16 @@
+# The two commands: `make run` (the studio on its example project) and `make test`.
+.PHONY: run test setup bench installer
+setup:
+	@bash scripts/setup.sh
+
+run: setup
+	@bash scripts/run.sh
+
+test: setup
+	@bash scripts/test.sh
+
+bench: setup
+	@for b in bench/*.py; do .venv/bin/python $$b || exit 1; done
+
+installer: setup
+	@bash installers/build.sh

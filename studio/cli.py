@@ -1,0 +1,45 @@
+"""The `studio` command. Exit codes: 0 done, 1 refused or a check failed,
+2 bad input (the message names it), 3 something the machine lacks."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from studio import __version__, commands
+from studio.commands import EXIT_BAD_INPUT, CommandError
+from studio.scene.ir import IRError
+from studio.store.project import ProjectError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="studio", description="Keypose Studio: pose-to-pose 4D authoring.")
+    parser.add_argument("--version", action="version", version=f"studio {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in commands.REGISTRARS:
+        register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        code = args.func(args)
+    except CommandError as e:
+        print(f"studio: {e}", file=sys.stderr)
+        return e.code
+    except (ProjectError, IRError, ValueError, KeyError, FileNotFoundError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"studio: {msg}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("studio: interrupted", file=sys.stderr)
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
