@@ -1,0 +1,67 @@
+"""Storyboard states: full static poses of the scene at key frames, stored in
+the project. A state's content hash binds its pose to the scene design, the
+geometry and the cameras, so any change to those shows as a new hash."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from studio.scene.ir import Scene, canonical_hash
+from studio.scene.meshes import geometry_hash, scene_design_id
+from studio.scene.pose import Pose
+from studio.store.project import Project, now
+
+
+@dataclass
+class State:
+    id: str
+    frame: int
+    pose: Pose
+    shot: str = ""
+    description: str = ""
+    still: str = ""                       # asset name of the latest still, if rendered
+    visible: list[str] = field(default_factory=list)
+
+
+def content_hash(scene: Scene, pose: Pose) -> str:
+    """hash(pose, design_id, geometry hashes, cameras) per DESIGN.md."""
+    return canonical_hash({
+        "pose": pose.completed(scene).to_dict(),
+        "design_id": scene_design_id(scene),
+        "geometry": {b.name: geometry_hash(b.geometry) for b in scene.bodies},
+        "cameras": [c.__dict__ for c in scene.cameras],
+    })[:16]
+
+
+def list_states(project: Project) -> list[State]:
+    rows = project.db.query("SELECT * FROM states ORDER BY frame, id")
+    return [_from_row(r) for r in rows]
+
+
+def get_state(project: Project, state_id: str) -> State | None:
+    rows = list(project.db.query("SELECT * FROM states WHERE id = ?", [state_id]))
+    return _from_row(rows[0]) if rows else None
+
+
+def put_state(project: Project, scene: Scene, state: State, actor: str = "person",
+              action: str = "set state") -> None:
+    pose = state.pose.completed(scene, where=f"state {state.id}.pose")
+    with project.transaction():
+        project.db["states"].upsert({
+            "id": state.id, "frame": int(state.frame), "shot": state.shot,
+            "description": state.description, "pose": json.dumps(pose.to_dict(), sort_keys=True),
+            "content_hash": content_hash(scene, pose), "design_id": scene_design_id(scene),
+            "visible": json.dumps(state.visible), "still": state.still, "updated": now()}, pk="id")
+        project.audit(actor, action, f"state:{state.id}", {"frame": state.frame})
+
+
+def delete_state(project: Project, state_id: str, actor: str = "person") -> None:
+    with project.transaction():
+        project.db.execute("DELETE FROM states WHERE id = ?", [state_id])
+        project.audit(actor, "delete state", f"state:{state_id}", {})
+
+
+def _from_row(r: dict) -> State:
+    return State(id=r["id"], frame=int(r["frame"]), pose=Pose.from_dict(json.loads(r["pose"])),
+                 shot=r["shot"] or "", description=r["description"] or "", still=r["still"] or "",
+                 visible=json.loads(r["visible"] or "[]"))
