@@ -1,0 +1,69 @@
+"""The user's settings: model endpoint, Blender, render engine, farm.
+
+They live in the user's config folder (or the file named by KEYPOSE_SETTINGS),
+never in a project. The API key is read from the environment variable named by
+`api_key_env` (OPENAI_API_KEY by default) or from the settings file, and is
+never written anywhere else.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .project import write_atomic
+
+DEFAULTS = {
+    "model_base_url": "",           # empty: no model configured (offline repairer, stored plans)
+    "model_name": "gpt-4.1-mini",
+    "api_key_env": "OPENAI_API_KEY",
+    "blender_python": "",           # empty: <studio checkout>/.venv-blender/bin/python
+    "blender_binary": "",           # a Blender executable, used with `-b --python` when set
+    "render_engine": "BLENDER_WORKBENCH",
+    "farm_address": "",             # Ray dashboard address, e.g. http://127.0.0.1:8265; empty: local
+    "local_concurrency": 1,
+}
+
+
+def settings_path() -> Path:
+    env = os.environ.get("KEYPOSE_SETTINGS")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "keypose-studio" / "settings.json"
+
+
+def load_settings() -> dict:
+    out = dict(DEFAULTS)
+    path = settings_path()
+    if path.exists():
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"{path}: the settings file is not valid JSON ({e})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a JSON object of settings")
+        out.update({k: v for k, v in data.items() if k in DEFAULTS or k == "api_key"})
+    for key in DEFAULTS:   # KEYPOSE_MODEL_BASE_URL etc. override the file
+        env = os.environ.get(f"KEYPOSE_{key.upper()}")
+        if env is not None:
+            out[key] = type(DEFAULTS[key])(env) if not isinstance(DEFAULTS[key], str) else env
+    return out
+
+
+def api_key(settings: dict) -> str | None:
+    return os.environ.get(settings.get("api_key_env") or "OPENAI_API_KEY") or settings.get("api_key") or None
+
+
+def save_settings(values: dict) -> None:
+    """Write the non-secret settings; an api_key already in the file is kept as is."""
+    path = settings_path()
+    current = {}
+    if path.exists():
+        try:
+            current = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            current = {}
+    current.update({k: v for k, v in values.items() if k in DEFAULTS})
+    write_atomic(path, json.dumps(current, indent=1, sort_keys=True).encode())
+    os.chmod(path, 0o600)
