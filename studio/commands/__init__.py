@@ -14,8 +14,9 @@ class CommandError(Exception):
 
 
 def _registrars():
-    from . import agent, board, demo, project, render, verify
-    return [project.register, board.register, verify.register, render.register, agent.register, demo.register]
+    from . import agent, board, demo, project, render, selftest, verify
+    return [project.register, board.register, verify.register, render.register, agent.register,
+            demo.register, selftest.register]
 
 
 class _Lazy:
