@@ -17,6 +17,7 @@ DEFAULTS = {
     "model_base_url": "",           # empty: no model configured (offline repairer, stored plans)
     "model_name": "gpt-4.1-mini",
     "api_key_env": "OPENAI_API_KEY",
+    "model_timeout": 120.0,         # seconds the agent waits for a model reply
     "blender_python": "",           # empty: <studio checkout>/.venv-blender/bin/python
     "blender_binary": "",           # a Blender executable, used with `-b --python` when set
     "render_engine": "BLENDER_WORKBENCH",
