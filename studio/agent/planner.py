@@ -1,0 +1,107 @@
+"""The planner: prompt → two fresh briefs → a plan that holds, or a clear refusal.
+
+The plan reply must be one JSON object of the agreed shape. A reply that is
+not JSON or does not hold is sent back with the validation message, at most
+`attempts` times in all; after that the run is refused and nothing is stored.
+A stored plan is one agent step (with its tokens, time and a checkpoint).
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+
+from studio.scene.io import load_scene
+from studio.scene.ir import Scene
+from studio.store.project import Project
+from studio.timeline.plan import save_plan
+
+from .client import ModelClient
+from .errors import AgentError
+from .plan_shape import PlanInvalid, validate_plan
+from .rewriters import rewrite_motion, rewrite_scene
+from .steps import record_step, save_snapshot
+
+PLAN_SYSTEM = """You are the planner of a pose-to-pose 4D animation studio.
+From the prompt and the two briefs, write the film's plan as ONE JSON object and
+nothing else, with exactly these keys:
+{"prompt": str, "scene_brief": str, "motion_brief": str,
+ "shots": [{"id", "camera", "start", "end"}],
+ "states": [{"id", "frame", "shot", "description", "objects": [object names]}],
+ "objects": [{"name", "description"}],
+ "events": [{"id", "kind": "contact|grasp|release|reach|enter_region|pass_through|order",
+             "subjects": [object names], "window": [first_frame, last_frame], "params": {}, "after": [event ids]}],
+ "motion": [{"segment": "A..B", "tool", "notes"}]}
+Ids use letters, digits, '_' and '-'. Frames are whole numbers; every state lies
+inside its shot; a segment joins two planned states."""
+
+
+@dataclass
+class PlanResult:
+    plan: dict
+    step: int
+    tokens: int
+    attempts: int
+
+
+def parse_json_reply(text: str) -> object:
+    """The JSON object in a reply (a ```json fence is allowed); PlanInvalid if there is none."""
+    body = text.strip()
+    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
+    if fence:
+        body = fence.group(1)
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as e:
+        raise PlanInvalid(f"the reply is not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+
+
+def scene_summary(scene: Scene) -> str:
+    """What already exists, so the plan names real bodies, frames and cameras."""
+    if not scene.bodies:
+        return "The scene is empty; the plan's objects will be built."
+    lines = ["Existing scene (use these names):",
+             "bodies: " + ", ".join(f"{b.name}{f' ({b.group})' if b.group else ''}" for b in scene.bodies),
+             "joints: " + ", ".join(f"{j.name} [{j.lower:.2f}, {j.upper:.2f}]" for j in scene.joints),
+             "named frames: " + ", ".join(f.name for f in scene.frames),
+             "cameras: " + ", ".join(c.name for c in scene.cameras)]
+    return "\n".join(lines)
+
+
+def make_plan(project: Project, client: ModelClient, prompt: str, attempts: int = 3) -> PlanResult:
+    """Run the rewriters and the planner; store the plan as one agent step."""
+    if not prompt.strip():
+        raise AgentError("the prompt is empty; say what should happen in the film")
+    t0 = time.monotonic()
+    before = save_snapshot(project)
+    scene = load_scene(project)
+    scene_reply = rewrite_scene(client, prompt)
+    motion_reply = rewrite_motion(client, prompt, scene_reply.content, project.fps, project.frame_start)
+    tokens = scene_reply.tokens + motion_reply.tokens
+    user = (f"Prompt: {prompt}\n\nScene brief:\n{scene_reply.content}\n\nMotion brief:\n{motion_reply.content}\n\n"
+            f"{scene_summary(scene)}\nFrame rate {project.fps} fps; the film starts at frame {project.frame_start}.")
+    messages = [{"role": "system", "content": PLAN_SYSTEM}, {"role": "user", "content": user}]
+    errors: list[str] = []
+    for attempt in range(1, attempts + 1):
+        reply = client.chat(messages)
+        tokens += reply.tokens
+        try:
+            plan = parse_json_reply(reply.content)
+            if isinstance(plan, dict):   # the briefs are ours; the model need not copy them exactly
+                plan = {**plan, "prompt": prompt, "scene_brief": scene_reply.content,
+                        "motion_brief": motion_reply.content}
+            plan = validate_plan(plan, scene if scene.bodies else None)
+        except PlanInvalid as e:
+            errors.append(str(e))
+            messages += [{"role": "assistant", "content": reply.content[:4000]},
+                         {"role": "user", "content": f"That plan was refused: {e}. "
+                                                     "Reply with the corrected plan as one JSON object only."}]
+            continue
+        save_plan(project, plan, scene if scene.bodies else None, actor="agent")
+        step = record_step(project, "plan", {"prompt": prompt, "attempts": attempt, "refused": errors,
+                                             "states": [s["id"] for s in plan["states"]]},
+                           tokens, time.monotonic() - t0, before=before)
+        return PlanResult(plan, step, tokens, attempt)
+    raise AgentError(f"the planner's reply was refused {attempts} times; nothing was stored. "
+                     f"Last reason: {errors[-1]}")
