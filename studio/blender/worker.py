@@ -1,0 +1,152 @@
+"""The background Blender worker: reads a job spec, does the job, says how it went.
+
+Run as `python worker.py SPEC.json` with bpy installed, or as
+`blender -b --factory-startup --python worker.py -- SPEC.json`; with `--serve`
+it stays up and takes one spec path per line on stdin (a warm worker, so
+stills skip Blender's start-up). It imports only its sibling modules, never
+the studio: it runs in Blender's Python, not the studio's. Progress is JSON
+lines on stdout; the last line of a job is `done` or `error`. Exit codes:
+0 done, 1 the job failed, 2 the spec is wrong.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from outputs import SpecError, emit, ensure_writable, write_json_atomic  # noqa: E402
+
+KINDS = ("still", "preview", "film", "export_blend", "verify")
+
+
+def load_spec(path: str) -> dict:
+    try:
+        with open(path) as f:
+            spec = json.load(f)
+    except FileNotFoundError:
+        raise SpecError(f"{path}: the job spec is missing") from None
+    except json.JSONDecodeError as e:
+        raise SpecError(f"{path}: the job spec is not valid JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
+        raise SpecError(f"{path}: spec.kind: expected one of {KINDS}, got {spec.get('kind')!r}")
+    spec["job_dir"] = os.path.dirname(os.path.abspath(path))
+    return spec
+
+
+def in_job(spec: dict, rel: str) -> str:
+    return os.path.join(spec["job_dir"], rel)
+
+
+def run(spec: dict) -> dict[str, str]:
+    """Carry out one spec; return the outputs written, {relpath: sha256}."""
+    import keyframes
+    import renders
+    import scene_from_ir as sfi
+
+    kind, job_dir = spec["kind"], spec["job_dir"]
+    if kind == "verify":
+        return verify(spec)
+    ensure_writable(in_job(spec, "out"), "spec job folder")
+    emit("build", message=f"building scene {spec['scene'].get('name', '')}")
+    sfi.reset()
+    meshes = {name: in_job(spec, rel) for name, rel in spec.get("meshes", {}).items()}
+    objects = sfi.build_scene(spec["scene"], meshes)
+    sfi.set_render(spec.get("engine", "BLENDER_WORKBENCH"), spec["resolution"], spec.get("samples", 16))
+    start, end = int(spec["frame_start"]), int(spec.get("frame_end", spec["frame_start"]))
+    if spec.get("tracks"):
+        path = in_job(spec, spec["tracks"])
+        if not os.path.isfile(path):
+            raise SpecError(f"spec tracks: file {path} is missing")
+        start, end = keyframes.apply_tracks(objects, spec["scene"], path)
+    sfi.set_frame_range(spec["fps"], start, end)
+    cams = [c["name"] for c in spec["scene"].get("cameras", [])]
+    if not cams:
+        raise SpecError("spec scene.cameras: the scene has no camera to render through")
+    bpy_scene_camera(objects, spec.get("camera") or cams[0])
+    sfi.set_shots(spec.get("shots", []), objects)
+    steps, outputs = spec.get("steps", []), {}
+    if "stills" in steps:
+        out_dir = in_job(spec, "out/stills")
+        os.makedirs(out_dir, exist_ok=True)
+        outputs.update(renders.render_stills(objects, spec["scene"], spec["states"],
+                                             spec.get("cameras") or cams, out_dir, job_dir))
+    if "frames" in steps:
+        frames = spec.get("frames") or list(range(start, end + 1))
+        outputs.update(renders.render_frames(frames, in_job(spec, "frames"), job_dir, end - start + 1))
+    if "encode" in steps:
+        emit("encode", message=f"encoding {spec['video']}")
+        rel = spec["video"]
+        outputs[rel] = renders.encode_video(in_job(spec, "frames"), start, end, spec["fps"],
+                                            spec["resolution"], in_job(spec, rel), spec.get("quality", "MEDIUM"))
+        emit("encode", output=rel, sha256=outputs[rel], message="video written")
+    if "blend" in steps:
+        rel = spec["blend"]
+        outputs[rel] = renders.save_blend(in_job(spec, rel))
+        emit("blend", output=rel, sha256=outputs[rel], message=".blend saved")
+    return outputs
+
+
+def bpy_scene_camera(objects: dict, name: str) -> None:
+    import bpy
+    if name not in objects or objects[name].type != "CAMERA":
+        raise SpecError(f"spec camera: no camera named {name!r}")
+    bpy.context.scene.camera = objects[name]
+
+
+def verify(spec: dict) -> dict[str, str]:
+    """Reopen a .blend and describe it at the given frames (out/inspect.json)."""
+    import inspect_blend
+    from outputs import sha256_file
+    inspect_blend.open_blend(spec["blend_in"])
+    data = inspect_blend.describe([int(f) for f in spec.get("frames", [])])
+    rel = "out/inspect.json"
+    write_json_atomic(in_job(spec, rel), data)
+    return {rel: sha256_file(in_job(spec, rel))}
+
+
+def do_job(spec_path: str) -> int:
+    t0 = time.time()
+    try:
+        spec = load_spec(spec_path)
+        outputs = run(spec)
+        marker = spec.get("marker", "done.json")
+        write_json_atomic(in_job(spec, marker), {"outputs": outputs, "seconds": time.time() - t0,
+                                                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        emit("done", message=f"finished in {time.time() - t0:.2f} s", outputs=outputs)
+        return 0
+    except SpecError as e:
+        emit("error", message=str(e))
+        return 2
+    except Exception as e:   # any failure inside Blender: report it, never hang
+        emit("error", message=f"{type(e).__name__}: {e}", trace=traceback.format_exc(limit=6))
+        return 1
+
+
+def serve() -> int:
+    """Take spec paths on stdin, one per line, until EOF; bpy stays loaded between them."""
+    emit("ready", message="warm worker up")
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            do_job(line)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--serve":
+        return serve()
+    if len(argv) != 1:
+        emit("error", message="usage: worker.py SPEC.json | --serve")
+        return 2
+    return do_job(argv[0])
+
+
+if __name__ == "__main__":
+    args = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    code = main(args)
+    sys.stdout.flush()
+    os._exit(code)   # skip Blender's slow teardown; everything is already on disk

@@ -1,0 +1,179 @@
+"""Job specs: everything the Blender worker needs, written into the job's folder.
+
+A spec is JSON plus binary files beside it: one `meshes/<n>.npz` per body
+(vertices and faces in the body frame, readable by Blender's numpy 1.26) and
+`tracks.npz` with the film's baked tracks, completed so every root and joint
+has a value at every frame. Paths in a spec are relative to its folder. The
+spec also lists the outputs the done contract expects (`expected`) and where
+the studio delivers them after success (`deliver`); the worker ignores both.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from studio.scene.io import load_scene
+from studio.scene.ir import Scene
+from studio.scene.meshes import body_mesh
+from studio.scene.pose import Pose, Tracks
+from studio.store.project import Project, write_atomic
+from studio.timeline.film import load_film_tracks
+from studio.timeline.storyboard import list_states
+
+SPEC_VERSION = 1
+ENGINES = ("BLENDER_WORKBENCH", "CYCLES")
+
+
+class SpecProblem(ValueError):
+    """The project cannot make this job yet; the message says what is missing."""
+
+
+def frame_file(frame: int) -> str:
+    return f"frames/{frame:06d}.png"
+
+
+def write_meshes(project: Project, scene: Scene, job_dir: Path) -> dict[str, str]:
+    """Each body's mesh as meshes/<n>.npz; return {body: relative path}."""
+    out = {}
+    for i, body in enumerate(scene.bodies):
+        mesh = body_mesh(body, project.path)
+        rel = f"meshes/{i:04d}.npz"
+        buf = _npz(vertices=np.asarray(mesh.vertices, np.float64), faces=np.asarray(mesh.faces, np.int64))
+        write_atomic(job_dir / rel, buf)
+        out[body.name] = rel
+    return out
+
+
+def _npz(**arrays) -> bytes:
+    import io
+    b = io.BytesIO()
+    np.savez(b, **arrays)
+    return b.getvalue()
+
+
+def completed_tracks(scene: Scene, tracks: Tracks) -> Tracks:
+    """The tracks with every root and joint of the scene present (rest values fill gaps)."""
+    rest, n = Pose.rest(scene), tracks.n_frames
+    roots = {r: np.asarray(tracks.roots.get(r, np.tile(rest.roots[r], (n, 1))), float) for r in scene.roots}
+    joints = {}
+    for name, v in rest.joints.items():
+        joints[name] = np.asarray(tracks.joints[name], float) if name in tracks.joints else \
+            np.tile(np.asarray(v, float), (n, 1)) if isinstance(v, list) else np.full(n, float(v))
+    return Tracks(tracks.frame_start, roots, joints)
+
+
+def resolution_of(scene: Scene, camera: str | None, resolution: tuple[int, int] | None) -> list[int]:
+    if resolution:
+        w, h = int(resolution[0]), int(resolution[1])
+        if w < 16 or h < 16 or w % 2 or h % 2:
+            raise SpecProblem(f"resolution {w}x{h}: expected even numbers of at least 16 pixels (H.264 needs even sizes)")
+        return [w, h]
+    return list(scene.camera(camera).resolution) if camera else list(scene.cameras[0].resolution)
+
+
+def shots_of(scene: Scene, states) -> list[dict]:
+    """Cuts to each state's shot camera at its frame (states whose shot names a camera)."""
+    names = {c.name for c in scene.cameras}
+    return [{"frame": s.frame, "camera": s.shot, "name": f"{s.id}:{s.shot}"} for s in states if s.shot in names]
+
+
+def base_spec(project: Project, kind: str, job_dir: Path, scene: Scene, engine: str) -> dict:
+    if engine not in ENGINES:
+        raise SpecProblem(f"engine: expected one of {ENGINES}, got {engine!r}")
+    if not scene.cameras:
+        raise SpecProblem(f"{project.path}: the scene has no camera; add one before rendering")
+    return {"version": SPEC_VERSION, "kind": kind, "scene": scene.to_dict(),
+            "meshes": write_meshes(project, scene, job_dir), "fps": project.fps,
+            "frame_start": project.frame_start, "frame_end": project.frame_start,
+            "engine": engine, "samples": 16, "expected": [], "deliver": {}}
+
+
+def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = None,
+               cameras: list[str] | None = None, engine: str = "BLENDER_WORKBENCH",
+               resolution=None) -> dict:
+    """Storyboard stills: each state through each camera."""
+    scene = load_scene(project)
+    states = list_states(project)
+    if state_ids:
+        unknown = sorted(set(state_ids) - {s.id for s in states})
+        if unknown:
+            raise SpecProblem(f"{project.path}: no storyboard state named {unknown[0]!r}")
+        states = [s for s in states if s.id in state_ids]
+    if not states:
+        raise SpecProblem(f"{project.path}: the storyboard has no states to render")
+    cams = cameras or [c.name for c in scene.cameras]
+    for c in cams:
+        scene.camera(c)
+    spec = base_spec(project, "still", job_dir, scene, engine)
+    res = resolution_of(scene, None, resolution) if resolution else None
+    spec.update(steps=["stills"], cameras=cams, resolution=res or list(scene.cameras[0].resolution),
+                states=[{"id": s.id, "frame": s.frame, "shot": s.shot, "resolution": res,
+                         "pose": s.pose.completed(scene).to_dict()} for s in states])
+    spec["expected"] = [f"out/stills/{s.id}_{c}.png" for s in states for c in cams]
+    spec["deliver"] = {rel: f"renders/stills/{Path(rel).name}" for rel in spec["expected"]}
+    spec["record_stills"] = {s.id: f"out/stills/{s.id}_{_still_camera(s, cams)}.png" for s in states}
+    return spec
+
+
+def _still_camera(state, cams: list[str]) -> str:
+    return state.shot if state.shot in cams else cams[0]
+
+
+def film_tracks(project: Project, scene: Scene) -> Tracks:
+    tracks = load_film_tracks(project)
+    if tracks is None or tracks.n_frames == 0:
+        raise SpecProblem(f"{project.path}: no baked tracks yet; bake the motion between approved states first")
+    return completed_tracks(scene, tracks)
+
+
+def video_spec(project: Project, job_dir: Path, kind: str = "preview", camera: str | None = None,
+               engine: str = "BLENDER_WORKBENCH", resolution=None, samples: int = 16,
+               deliver_to: str | None = None) -> dict:
+    """A preview (Workbench) or film render: every frame as PNG, then an H.264 MP4."""
+    scene = load_scene(project)
+    tracks = film_tracks(project, scene)
+    spec = base_spec(project, kind, job_dir, scene, engine)
+    write_atomic(job_dir / "tracks.npz", tracks.to_bytes())
+    if camera:
+        scene.camera(camera)
+    video = f"out/{kind}.mp4"
+    frames = [int(f) for f in tracks.frames]
+    spec.update(steps=["frames", "encode"], tracks="tracks.npz", tracks_hash=tracks.hash(),
+                frame_start=frames[0], frame_end=frames[-1], camera=camera or scene.cameras[0].name,
+                shots=[] if camera else shots_of(scene, list_states(project)),
+                resolution=resolution_of(scene, camera, resolution), samples=int(samples),
+                video=video, quality="HIGH" if kind == "film" else "MEDIUM")
+    spec["expected"] = [frame_file(f) for f in frames] + [video]
+    spec["deliver"] = {video: deliver_to or f"renders/{kind}.mp4"}
+    return spec
+
+
+def blend_spec(project: Project, job_dir: Path, deliver_to: str, camera: str | None = None,
+               resolution=None) -> dict:
+    """The .blend with the scene, the joint hierarchy and the animation in place."""
+    scene = load_scene(project)
+    tracks = film_tracks(project, scene)
+    spec = base_spec(project, "export_blend", job_dir, scene, "BLENDER_WORKBENCH")
+    write_atomic(job_dir / "tracks.npz", tracks.to_bytes())
+    spec.update(steps=["blend"], tracks="tracks.npz", tracks_hash=tracks.hash(),
+                frame_start=tracks.frame_start, frame_end=tracks.frame_end,
+                camera=camera or scene.cameras[0].name,
+                shots=[] if camera else shots_of(scene, list_states(project)),
+                resolution=resolution_of(scene, camera, resolution), blend="out/film.blend")
+    spec["expected"] = ["out/film.blend"]
+    spec["deliver"] = {"out/film.blend": deliver_to}
+    return spec
+
+
+def verify_spec(blend_path: Path, frames: list[int]) -> dict:
+    """Reopen a .blend in a fresh worker and describe it at `frames`."""
+    return {"version": SPEC_VERSION, "kind": "verify", "blend_in": str(Path(blend_path).resolve()),
+            "frames": [int(f) for f in frames], "expected": ["out/inspect.json"], "deliver": {}}
+
+
+def write_spec(job_dir: Path, spec: dict, name: str = "spec.json") -> Path:
+    path = job_dir / name
+    write_atomic(path, json.dumps(spec, indent=1, sort_keys=True).encode())
+    return path

@@ -1,0 +1,61 @@
+"""Small scenes for the job and Blender tests: a floor, a base that slides and
+an arm on a hinge, one or two cameras, baked tracks and storyboard states."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from studio.scene.io import save_scene
+from studio.scene.ir import Scene
+from studio.scene.pose import Pose, Tracks
+from studio.timeline.film import save_segment
+from studio.timeline.storyboard import State, put_state
+
+
+def hinge_scene(resolution=(64, 36), two_cameras: bool = False) -> Scene:
+    cams = [{"name": "main", "position": [2.5, -3.0, 1.6], "target": [0.3, 0, 0.5], "lens_mm": 35,
+             "resolution": list(resolution)}]
+    if two_cameras:
+        cams.append({"name": "side", "position": [0.2, -4.0, 0.6], "target": [0.2, 0, 0.5], "lens_mm": 50,
+                     "resolution": list(resolution)})
+    return Scene.from_dict({
+        "name": "hinge",
+        "materials": [{"name": "grey", "color": [0.6, 0.6, 0.6, 1]}, {"name": "red", "color": [0.8, 0.1, 0.1, 1]}],
+        "bodies": [
+            {"name": "floor", "kind": "ground", "material": "grey", "geometry": {"source": "box", "size": [4, 4, 0.02]}},
+            {"name": "base", "material": "grey", "geometry": {"source": "box", "size": [0.3, 0.3, 0.4]}},
+            {"name": "arm", "kind": "link", "material": "red",
+             "geometry": {"source": "box", "size": [0.6, 0.08, 0.08], "offset": {"position": [0.3, 0, 0]}}},
+        ],
+        "joints": [{"name": "elbow", "type": "revolute", "parent": "base", "child": "arm",
+                    "origin": {"position": [0, 0, 0.25], "rotation": [1, 0, 0, 0]},
+                    "axis": [0, -1, 0], "lower": -0.5, "upper": 2.0}],
+        "cameras": cams,
+        "rest": {"base": [0, 0, 0.2, 1, 0, 0, 0], "floor": [0, 0, -0.01, 1, 0, 0, 0]},
+    })
+
+
+def pose_at(i: int, n: int) -> Pose:
+    t = i / max(n - 1, 1)
+    yaw = 0.4 * t
+    return Pose({"base": [0.5 * t, 0.1 * t, 0.2, math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)],
+                 "floor": [0, 0, -0.01, 1, 0, 0, 0]},
+                {"elbow": 1.2 * t})
+
+
+def film_project(project, n_frames: int = 6, resolution=(64, 36), two_cameras: bool = False):
+    """Save the scene, two states at the ends and one baked segment between them."""
+    scene = hinge_scene(resolution, two_cameras)
+    save_scene(project, scene)
+    start = project.frame_start
+    poses = [pose_at(i, n_frames) for i in range(n_frames)]
+    tracks = Tracks.from_poses(start, poses)
+    put_state(project, scene, State("a", start, poses[0], shot="main"))
+    put_state(project, scene, State("b", start + n_frames - 1, poses[-1], shot="side" if two_cameras else "main"))
+    save_segment(project, "a..b", tracks, tool="test", bounds_hash="x")
+    return scene, tracks
+
+
+def near(a, b, tol=1e-4) -> bool:
+    return bool(np.allclose(np.asarray(a, float), np.asarray(b, float), atol=tol))
