@@ -70,7 +70,7 @@ class ModelClient:
 
     def scrub(self, text: str) -> str:
         """`text` with the API key replaced, for anything shown or stored."""
-        return text.replace(self._key, "***") if self._key else text
+        return text.replace(self._key, "***") if len(self._key) >= 6 else text
 
     def chat(self, messages: list[dict], tools: list[dict] | None = None,
              on_text: Callable[[str], None] | None = None) -> Reply:

@@ -1,0 +1,89 @@
+"""The tool loop: the model asks for tools, the studio runs them and answers.
+
+Every tool result goes back to the model as a `tool` message: the outcome of
+a call that changed something, or the refusal (bad arguments, an unknown tool,
+the gate) of one that changed nothing. Every call that changed the project is
+one agent step with a checkpoint. The loop ends when the model replies
+without tool calls, or after `max_turns` replies.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from studio.store.project import Project
+from studio.timeline.commands import CommandStack
+
+from .client import ModelClient
+from .errors import AgentError, ToolRefused
+from .planner import scene_summary
+from .steps import record_step, save_snapshot
+from .tool_schemas import openai_tools
+from .tools import ToolBox
+
+SYSTEM = """You are the agent of a pose-to-pose 4D animation studio. You act only through
+the tools. Build the scene the plan needs, then author each planned key state as a
+static pose (set_state, set_joint, place_relative, solve_ik) and run the verifiers on
+it. A person approves states; motion (author_segment) is refused until both states of
+a segment are approved and passing. When a tool refuses, read why and correct the call.
+When the states are ready for review, stop calling tools and say so briefly."""
+
+MAX_CALLS_PER_REPLY = 16
+
+
+@dataclass
+class LoopResult:
+    final_text: str
+    steps: list[int] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    tokens: int = 0
+    turns: int = 0
+
+
+def run_tools(project: Project, client: ModelClient, task: str, stack: CommandStack | None = None,
+              max_turns: int = 12, on_event: Callable[[str], None] | None = None) -> LoopResult:
+    """Let the model work on `task` through the tools until it stops."""
+    box = ToolBox(project, stack)
+    say = on_event or (lambda _msg: None)
+    plan = project.get_doc("plan")
+    from studio.scene.io import load_scene
+    context = f"{scene_summary(load_scene(project))}\n\nPlan:\n{json.dumps(plan) if plan else '(no plan yet)'}"
+    messages: list[dict] = [{"role": "system", "content": SYSTEM},
+                            {"role": "user", "content": f"{task}\n\n{context}"}]
+    out = LoopResult("")
+    before = save_snapshot(project)
+    for turn in range(1, max_turns + 1):
+        reply = client.chat(messages, tools=openai_tools())
+        out.tokens += reply.tokens
+        out.turns = turn
+        if not reply.tool_calls:
+            out.final_text = reply.content
+            return out
+        if len(reply.tool_calls) > MAX_CALLS_PER_REPLY:
+            raise AgentError(f"the model asked for {len(reply.tool_calls)} tool calls in one reply "
+                             f"(at most {MAX_CALLS_PER_REPLY}); none was run")
+        messages.append(reply.as_message())
+        tokens_left = reply.tokens
+        for call in reply.tool_calls:
+            t0 = time.monotonic()
+            try:
+                outcome = box.call(call.name, call.arguments)
+            except ToolRefused as e:
+                text = client.scrub(str(e))
+                out.refused.append(text)
+                say(f"refused {call.name}: {text}")
+                messages.append({"role": "tool", "tool_call_id": call.id,
+                                 "content": json.dumps({"ok": False, "error": text})})
+                continue
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.as_text()})
+            say(f"{call.name}: {outcome.result.get('done', 'ok')}")
+            if outcome.command is not None or call.name == "run_verifiers":
+                step = record_step(project, f"tool {call.name}",
+                                   {"arguments": outcome.arguments, "result": outcome.result},
+                                   tokens_left, time.monotonic() - t0 + reply.seconds, before=before)
+                tokens_left = 0
+                out.steps.append(step)
+    raise AgentError(f"the agent did not finish within {max_turns} replies; its {len(out.steps)} "
+                     f"completed steps are kept and can be reverted (studio agent log)")

@@ -1,0 +1,99 @@
+"""The studio tools the agent may call, as JSON schemas (OpenAI tool definitions).
+
+The schemas are the first gate on a tool call: a call with an unknown tool,
+arguments that are not JSON, a missing or extra field, a wrong type or a
+number out of range is refused with a message naming the field, before any
+tool code runs. Checks that need the project (does the body exist, is the
+joint value inside its limits, does the path stay in the project) follow in
+`tools`.
+"""
+from __future__ import annotations
+
+import json
+
+import jsonschema
+
+from studio.scene.ir import BODY_KINDS, FLAGS, JOINT_TYPES
+
+from .errors import ToolRefused
+
+NAME = {"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,64}$"}
+COORD = {"type": "number", "minimum": -1000, "maximum": 1000}
+VEC3 = {"type": "array", "items": COORD, "minItems": 3, "maxItems": 3}
+QUAT = {"type": "array", "items": {"type": "number", "minimum": -1, "maximum": 1}, "minItems": 4, "maxItems": 4,
+        "description": "unit quaternion (w, x, y, z)"}
+ROOT7 = {"type": "array", "items": COORD, "minItems": 7, "maxItems": 7,
+         "description": "[x, y, z, w, qx, qy, qz], metres and a unit quaternion"}
+JOINT_VALUE = {"oneOf": [{"type": "number", "minimum": -100, "maximum": 100},
+                         {"type": "array", "items": {"type": "number", "minimum": -10, "maximum": 10},
+                          "minItems": 3, "maxItems": 3}]}
+FRAME = {"type": "integer", "minimum": 0, "maximum": 10_000_000}
+
+
+def _obj(required: list[str], **props) -> dict:
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+TOOLS: dict[str, tuple[str, dict]] = {
+    "create_body": ("Create or replace a body: a CAD part with parameters, a box, or a mesh file inside the "
+                    "project; optionally joined to a parent body by a joint.", _obj(
+        ["name"], name=NAME, kind={"type": "string", "enum": list(BODY_KINDS)},
+        part={"type": "string", "maxLength": 64}, params={"type": "object"},
+        size={"type": "array", "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
+              "minItems": 3, "maxItems": 3},
+        mesh={"type": "string", "maxLength": 256, "description": "a file path relative to the project folder"},
+        material={"type": "string", "maxLength": 64}, group={"type": "string", "maxLength": 64},
+        flags={"type": "array", "items": {"type": "string", "enum": list(FLAGS)}},
+        mass={"type": "number", "exclusiveMinimum": 0, "maximum": 100000},
+        parent=NAME, joint=_obj(["name", "type"], name=NAME, type={"type": "string", "enum": list(JOINT_TYPES)},
+                                axis=VEC3, origin=VEC3, lower={"type": "number", "minimum": -100, "maximum": 100},
+                                upper={"type": "number", "minimum": -100, "maximum": 100}),
+        rest=ROOT7)),
+    "build_part_code": ("Run build123d code (in a sandboxed worker, in its own job folder) that writes "
+                        "'part.stl' in metres; the mesh becomes the geometry of the named body.", _obj(
+        ["body", "code"], body=NAME, code={"type": "string", "maxLength": 20000},
+        time_limit={"type": "number", "minimum": 1, "maximum": 300})),
+    "set_state": ("Create a storyboard state or change its frame, shot, description or pose; roots and "
+                  "joints not given keep their current (or rest) values.", _obj(
+        ["state"], state=NAME, frame=FRAME, shot={"type": "string", "maxLength": 64},
+        description={"type": "string", "maxLength": 2000},
+        roots={"type": "object", "additionalProperties": ROOT7},
+        joints={"type": "object", "additionalProperties": JOINT_VALUE})),
+    "set_joint": ("Set one joint of a state (radians, metres, or a rotation vector for a ball joint).", _obj(
+        ["state", "joint", "value"], state=NAME, joint=NAME, value=JOINT_VALUE)),
+    "place_relative": ("Place a root body of a state relative to a named frame: the body's frame is the "
+                       "named frame's frame moved by offset (and turned by rotation).", _obj(
+        ["state", "body", "frame"], state=NAME, body=NAME, frame=NAME, offset=VEC3, rotation=QUAT)),
+    "solve_ik": ("Move the given joints of a state so that an effector (named frame or body) reaches a "
+                 "target named frame or a world position.", _obj(
+        ["state", "effector", "joints"], state=NAME, effector=NAME,
+        joints={"type": "array", "items": NAME, "minItems": 1, "maxItems": 32},
+        target_frame=NAME, target_position=VEC3)),
+    "author_segment": ("Author the motion between two approved, passing states with a motion tool and bake "
+                       "it; refused by the storyboard gate otherwise.", _obj(
+        ["segment"], segment={"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,64}\.\.[A-Za-z0-9_\-]{1,64}$"},
+        tool={"type": "string", "enum": ["interpolate"]})),
+    "run_verifiers": ("Run the verifiers on a state and store their reports.", _obj(["state"], state=NAME)),
+    "request_render": ("Queue a storyboard still of a state for the render worker.", _obj(["state"], state=NAME)),
+}
+
+
+def openai_tools() -> list[dict]:
+    return [{"type": "function", "function": {"name": n, "description": d, "parameters": p}}
+            for n, (d, p) in TOOLS.items()]
+
+
+def parse_arguments(name: str, raw: str) -> dict:
+    """The call's arguments if the tool exists and they match its schema; ToolRefused otherwise."""
+    if name not in TOOLS:
+        raise ToolRefused(f"there is no tool named {name!r}; the tools are {', '.join(TOOLS)}")
+    try:
+        args = json.loads(raw or "{}")
+    except json.JSONDecodeError as e:
+        raise ToolRefused(f"{name}: the arguments are not valid JSON ({e.msg} at column {e.colno})") from None
+    try:
+        jsonschema.validate(args, TOOLS[name][1])
+    except jsonschema.ValidationError as e:
+        where = ".".join(str(p) for p in e.absolute_path)
+        raise ToolRefused(f"{name}{'.' + where if where else ''}: {e.message}") from None
+    return args
