@@ -4,16 +4,48 @@
 tessellated through `studio.scene.parts` and cached in the project's assets by
 content hash, an imported glTF/OBJ/STL file through trimesh. `geometry_hash`
 is the content hash that design_id and the verifiers' caches key on.
+
+The mesh cache: a CAD mesh is keyed by the hash of (the part function's
+source, its full parameters, the tolerance), an imported mesh by the hash of
+the file's bytes. The arrays live in `assets/meshes/<key>.npz` (written
+atomically) and in an in-process memo, so a second build never imports
+build123d. Cached meshes are in the part's frame; Geometry.offset is applied
+after, so moving a part within its body reuses the cache.
 """
 from __future__ import annotations
 
+import hashlib
+import io
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import trimesh
 
+from studio.store.project import write_atomic
+
+from .importers import MeshFileError, load_mesh_file, resolve_path
 from .ir import Body, Geometry, Scene, canonical_hash, design_id
 from .transforms import from_7
+
+MESH_CACHE_VERSION = 1
+_MEMO: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+
+class MeshError(ValueError):
+    """A body whose mesh cannot be made; the message names the body and why."""
+
+
+@dataclass
+class MeshBuild:
+    """A body's mesh and how it was obtained: cache 'memo', 'hit', 'miss' or 'box'."""
+
+    body: str
+    mesh: trimesh.Trimesh
+    cache: str
+    seconds: float
+    key: str = ""
 
 
 def geometry_hash(geometry: Geometry) -> str:
@@ -32,19 +64,101 @@ def box_mesh(size) -> trimesh.Trimesh:
     return trimesh.creation.box(extents=np.asarray(size, float))
 
 
+def cad_key(geometry: Geometry) -> str:
+    """Mesh cache key of a CAD geometry; checks the part and its parameters."""
+    from . import parts
+    full = parts.resolve(geometry.part, geometry.params)
+    return canonical_hash({"v": MESH_CACHE_VERSION, "part": geometry.part,
+                           "source": parts.spec(geometry.part).source_hash(),
+                           "params": full, "tolerance": geometry.tolerance})[:32]
+
+
+def cache_path(project_dir: Path, key: str) -> Path:
+    return Path(project_dir) / "assets" / "meshes" / f"{key}.npz"
+
+
+def _read_cached(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    try:
+        with np.load(path) as z:
+            return z["vertices"].astype(float), z["faces"].astype(np.int64)
+    except (OSError, KeyError, ValueError):
+        return None     # missing or damaged: rebuild it
+
+
+def _write_cached(path: Path, vertices: np.ndarray, faces: np.ndarray) -> None:
+    buf = io.BytesIO()
+    np.savez(buf, vertices=vertices, faces=faces.astype(np.int32))
+    write_atomic(path, buf.getvalue())
+
+
+def _cached_arrays(key: str, project_dir: Path | None, make) -> tuple[tuple[np.ndarray, np.ndarray], str]:
+    path = cache_path(project_dir, key) if project_dir is not None else None
+    if key in _MEMO:
+        if path is not None and not path.exists():
+            _write_cached(path, *_MEMO[key])     # a new project gets its own copy
+        return _MEMO[key], "memo"
+    arrays = _read_cached(path) if path is not None and path.exists() else None
+    cache = "hit"
+    if arrays is None:
+        arrays, cache = make(), "miss"
+        if path is not None:
+            _write_cached(path, *arrays)
+    _MEMO[key] = arrays
+    return arrays, cache
+
+
+def _cad_arrays(body: Body) -> tuple[np.ndarray, np.ndarray]:
+    from . import parts
+    from .tessellate import solid_arrays
+    g = body.geometry
+    vertices, faces = solid_arrays(parts.build(g.part, g.params), g.tolerance)
+    if len(faces) == 0:
+        raise MeshError(f"body {body.name}: part {g.part!r} tessellated to no triangles")
+    return vertices, faces
+
+
+def build_body_mesh(body: Body, project_dir: Path | None = None) -> MeshBuild:
+    """The body's mesh (offset applied) with where it came from and how long it took."""
+    from .parts import PartError
+    t0 = time.perf_counter()
+    g = body.geometry
+    key = ""
+    if g.source == "box":
+        mesh, cache = box_mesh(g.size), "box"
+    else:
+        try:
+            if g.source == "cad":
+                if g.tolerance <= 0:
+                    raise MeshError(f"body {body.name}: geometry.tolerance must be positive, got {g.tolerance}")
+                key = cad_key(g)
+                make = lambda: _cad_arrays(body)  # noqa: E731
+            else:
+                path = resolve_path(g.path, project_dir)
+                if not path.is_file():
+                    load_mesh_file(path)           # raises the precise error
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                key = canonical_hash({"v": MESH_CACHE_VERSION, "file": digest, "ext": path.suffix.lower()})[:32]
+                make = lambda: load_mesh_file(path)  # noqa: E731
+            (vertices, faces), cache = _cached_arrays(key, project_dir, make)
+        except (PartError, MeshFileError) as e:
+            raise MeshError(f"body {body.name}: {e}") from None
+        mesh = trimesh.Trimesh(vertices.copy(), faces.copy(), process=False)
+    mesh.apply_transform(from_7(np.asarray(g.offset.as_list())))
+    return MeshBuild(body.name, mesh, cache, time.perf_counter() - t0, key)
+
+
 def body_mesh(body: Body, project_dir: Path | None = None) -> trimesh.Trimesh:
     """The body's mesh in its own frame (metres, +Z up)."""
-    g = body.geometry
-    if g.source == "box":
-        mesh = box_mesh(g.size)
-    else:
-        raise NotImplementedError(f"body {body.name}: geometry source {g.source!r} is not available yet")
-    mesh.apply_transform(from_7(np.asarray(g.offset.as_list())))
-    return mesh
+    return build_body_mesh(body, project_dir).mesh
 
 
 def scene_meshes(scene: Scene, project_dir: Path | None = None) -> dict[str, trimesh.Trimesh]:
     return {b.name: body_mesh(b, project_dir) for b in scene.bodies}
+
+
+def clear_memo() -> None:
+    """Forget in-process meshes (the next build reads the project's cache)."""
+    _MEMO.clear()
 
 
 def scene_design_id(scene: Scene) -> str:

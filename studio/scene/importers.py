@@ -1,0 +1,63 @@
+"""Reading mesh files (glTF 2.0 .glb/.gltf, OBJ, STL) into triangle arrays.
+
+glTF is +Y up by its specification; the studio is +Z up, so glTF files are
+turned +90 degrees about X on import. OBJ and STL carry no convention: they
+are read as metres, +Z up. Every failure names the file and what was wrong.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+FORMATS = {".glb": "glb", ".gltf": "gltf", ".obj": "obj", ".stl": "stl"}
+Y_UP_TO_Z_UP = np.array([[1, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]], float)
+
+
+class MeshFileError(ValueError):
+    """A mesh file that is missing, of an unknown kind, or cannot be read."""
+
+
+def resolve_path(path: str, project_dir: Path | None) -> Path:
+    """A geometry's mesh path, relative to the project folder unless absolute."""
+    p = Path(path)
+    if not p.is_absolute():
+        if project_dir is None:
+            raise MeshFileError(f"{path}: a relative mesh path needs the project folder")
+        p = Path(project_dir) / p
+    return p
+
+
+def load_mesh_file(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices, faces) of every triangle in the file, in metres, +Z up."""
+    path = Path(path)
+    kind = FORMATS.get(path.suffix.lower())
+    if kind is None:
+        raise MeshFileError(f"{path}: unknown mesh format {path.suffix!r}; expected one of "
+                            f"{', '.join(FORMATS)}")
+    if not path.is_file():
+        raise MeshFileError(f"{path}: no such mesh file")
+    if path.stat().st_size == 0:
+        raise MeshFileError(f"{path}: the file is empty")
+    try:
+        loaded = trimesh.load(str(path), file_type=kind, force="mesh", process=False)
+    except Exception as e:   # trimesh raises many kinds for malformed input
+        raise MeshFileError(f"{path}: not a readable {kind.upper()} file ({type(e).__name__}: {e})") from None
+    if isinstance(loaded, trimesh.Scene):
+        loaded = loaded.to_mesh() if loaded.geometry else None
+    if not isinstance(loaded, trimesh.Trimesh) or len(loaded.faces) == 0:
+        raise MeshFileError(f"{path}: the {kind.upper()} file holds no triangles")
+    vertices = np.asarray(loaded.vertices, float)
+    faces = np.asarray(loaded.faces, np.int64)
+    if not np.all(np.isfinite(vertices)):
+        raise MeshFileError(f"{path}: the {kind.upper()} file has vertices that are not finite numbers")
+    if faces.min() < 0 or faces.max() >= len(vertices):
+        raise MeshFileError(f"{path}: a triangle refers to a vertex the file does not have")
+    if kind in ("glb", "gltf"):
+        vertices = vertices @ Y_UP_TO_Z_UP[:3, :3].T
+    m = trimesh.Trimesh(vertices, faces, process=False)
+    m.merge_vertices(digits_vertex=9)
+    m.update_faces(m.nondegenerate_faces())
+    m.remove_unreferenced_vertices()
+    return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
