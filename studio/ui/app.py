@@ -1,0 +1,21 @@
+"""`studio open [PATH]`: start the desktop studio, optionally on a project."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def run(path: Path | None = None) -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from .main_window import MainWindow
+    from .session import Session
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Keypose Studio")
+    session = None
+    if path is not None:
+        session = Session.open(path)     # a bad project is refused before any window opens
+    window = MainWindow(session)
+    window.show()
+    return int(app.exec())

@@ -1,0 +1,188 @@
+"""The studio window: the viewport and scrubber in the middle, the storyboard
+below, the plan on the left, checks and repair review on the right, jobs at
+the bottom; Edit › Undo/Redo name the command they will undo; the project's
+progress is always in the status bar. The window wires views to models and
+holds no pipeline logic."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
+                               QWidget)
+
+from studio.timeline.commands import CommandStack
+
+from .panels import optional_panels
+from .playhead import Playhead
+from .progress import progress_text
+from .qt_scrubber import QtScrubber
+from .qt_session import QtSession
+from .qt_storyboard import QtStoryboard
+from .qt_viewport import QtViewport
+from .session import Session
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, session: Session | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Keypose Studio")
+        self.resize(1400, 900)
+        self.stack = CommandStack()
+        self.session: Session | None = None
+        self.qsession: QtSession | None = None
+        self.playhead = Playhead()
+        self.progress = QLabel("no project")
+        self.statusBar().addPermanentWidget(self.progress)
+        self._views: list[QWidget] = []
+        self._docks: list[QDockWidget] = []
+        self._build_menus()
+        self.stack.subscribe(self._on_stack)
+        self._on_stack("", None)
+        if session is not None:
+            self.show_session(session)
+        else:
+            hint = QLabel("File › Open Project… to open a project folder.")
+            hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.setCentralWidget(hint)
+
+    # ---- menus -----------------------------------------------------------
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        file = mb.addMenu("&File")
+        act = file.addAction("&Open Project…")
+        act.setShortcut(QKeySequence.StandardKey.Open)
+        act.triggered.connect(self.choose_project)
+        self.settings_action = file.addAction("&Settings…")
+        self.settings_action.triggered.connect(self.show_settings)
+        file.addSeparator()
+        act = file.addAction("&Quit")
+        act.setShortcut(QKeySequence.StandardKey.Quit)
+        act.triggered.connect(self.close)
+        edit = mb.addMenu("&Edit")
+        self.undo_action = QAction("Undo", self)
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.undo_action.triggered.connect(self.undo)
+        self.redo_action = QAction("Redo", self)
+        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        self.redo_action.triggered.connect(self.redo)
+        edit.addAction(self.undo_action)
+        edit.addAction(self.redo_action)
+        play = mb.addMenu("&Playback")
+        act = play.addAction("Play / Pause")
+        act.setShortcut(QKeySequence(Qt.Key.Key_Space))
+        act.triggered.connect(lambda: self.playhead.set_playing(not self.playhead.playing))
+        act = play.addAction("Next frame")
+        act.setShortcut(QKeySequence(Qt.Key.Key_Period))
+        act.triggered.connect(lambda: self.playhead.step(1))
+        act = play.addAction("Previous frame")
+        act.setShortcut(QKeySequence(Qt.Key.Key_Comma))
+        act.triggered.connect(lambda: self.playhead.step(-1))
+        self.view_menu = mb.addMenu("&View")
+
+    def _on_stack(self, _event, _cmd) -> None:
+        self.undo_action.setText(self.stack.undo_label or "Undo")
+        self.redo_action.setText(self.stack.redo_label or "Redo")
+        self.undo_action.setEnabled(self.stack.can_undo)
+        self.redo_action.setEnabled(self.stack.can_redo)
+
+    def undo(self) -> None:
+        self._guarded(self.stack.undo)
+
+    def redo(self) -> None:
+        self._guarded(self.stack.redo)
+
+    def _guarded(self, fn) -> None:
+        try:
+            cmd = fn()
+        except (ValueError, KeyError) as e:
+            self.statusBar().showMessage(str(e), 8000)
+            return
+        if cmd is not None:
+            self.statusBar().showMessage(f"{cmd.label}", 4000)
+
+    # ---- the project -----------------------------------------------------
+    def choose_project(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a Keypose project folder")
+        if path:
+            self.open_project(Path(path))
+
+    def open_project(self, path: Path) -> bool:
+        try:
+            session = Session.open(path)
+        except Exception as e:     # a project that cannot be opened: say why, keep the current one
+            QMessageBox.warning(self, "Cannot open project", str(e))
+            return False
+        self.show_session(session)
+        return True
+
+    def show_session(self, session: Session) -> None:
+        self._close_session()
+        self.session = session
+        self.stack = CommandStack()          # undo history belongs to one project
+        self.stack.subscribe(self._on_stack)
+        self._on_stack("", None)
+        self.qsession = QtSession(session, self)
+        self.setWindowTitle(f"Keypose Studio — {session.project.name}")
+        self.playhead.fps = session.project.fps
+        self.playhead.set_range(*session.frame_range())
+        self.playhead.set_frame(self.playhead.first)
+        self.viewport = QtViewport(self.qsession, self.playhead)
+        self.scrubber = QtScrubber(self.qsession, self.playhead)
+        centre = QSplitter(Qt.Orientation.Vertical)
+        centre.addWidget(self.viewport)
+        centre.addWidget(self.scrubber)
+        centre.setStretchFactor(0, 1)
+        self.setCentralWidget(centre)
+        self.storyboard = QtStoryboard(self.qsession, self.playhead, self.stack)
+        self.storyboard.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
+        self._dock("Storyboard", self.storyboard, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.panels = {}
+        for title, area, make in optional_panels():
+            panel = make(self)
+            if panel is not None:
+                self.panels[title] = panel
+                self._dock(title, panel, area)
+        self._views = [self.viewport, self.scrubber, self.storyboard, *self.panels.values()]
+        self.qsession.changed.connect(self._on_changed)
+        self._on_changed()
+
+    def _dock(self, title: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.view_menu.addAction(dock.toggleViewAction())
+        self._docks.append(dock)
+        return dock
+
+    def _on_changed(self) -> None:
+        s = self.session
+        self.playhead.set_range(*s.frame_range())
+        self.progress.setText(progress_text(s))
+
+    def show_settings(self) -> None:
+        from .qt_settings import QtSettings
+        QtSettings(self).exec()
+
+    def _close_session(self) -> None:
+        if self.session is None:
+            return
+        self.playhead.set_playing(False)
+        for view in self._views:
+            closer = getattr(view, "close_view", None) or getattr(view, "close_viewport", None)
+            if closer:
+                closer()
+        for dock in self._docks:
+            self.removeDockWidget(dock)
+            self.view_menu.removeAction(dock.toggleViewAction())
+            dock.deleteLater()
+        self._docks.clear()
+        self.qsession.detach()
+        self.session.close()
+        self.session = None
+
+    def closeEvent(self, e) -> None:
+        self._close_session()
+        super().closeEvent(e)

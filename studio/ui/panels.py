@@ -1,0 +1,22 @@
+"""The docks beyond the viewport and storyboard, each made by its own module
+(title, dock area, factory(window) -> widget or None when its model is absent)."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                       Qt.DockWidgetArea.BottomDockWidgetArea)
+
+
+def _checks(win):
+    from .qt_checks import QtChecks
+    return QtChecks(win.qsession, win.playhead)
+
+
+def _plan(win):
+    from .qt_plan import QtPlan
+    return QtPlan(win.qsession)
+
+
+def optional_panels():
+    return [("Checks", RIGHT, _checks), ("Plan", LEFT, _plan)]

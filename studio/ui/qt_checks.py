@@ -1,0 +1,117 @@
+"""The checks table: every required and advisory verifier of the film and of
+the state at the playhead, with its verdict, how much evidence it found and
+how long it took; a Verify button runs the verifiers on a worker."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from studio.store.project import Project
+from studio.store.reports import ADVISORY, REQUIRED, load_reports
+
+from .playhead import Playhead
+from .qt_session import QtSession
+from .worker import Worker
+
+VERDICT_COLORS = {"pass": "#3fa34d", "fail": "#d1453b", "error": "#d1453b", "not_applicable": "#8a8f98",
+                  "missing": "#d89b2b"}
+COLUMNS = ("target", "check", "kind", "verdict", "evidence", "seconds")
+
+
+def verify_project(path, state) -> str:
+    """Run the verifiers on every state and on the baked film (a plain function for a worker)."""
+    from studio.checks.run import verify_film, verify_state
+    from studio.timeline.storyboard import list_states
+    with Project.open(path) as project:
+        states = list_states(project)
+        for i, s in enumerate(states):
+            if state.cancelled:
+                return "cancelled"
+            state.progress(i / max(1, len(states) + 1), f"state {s.id}")
+            verify_state(project, s.id)
+        verify_film(project)
+    return f"verified {len(states)} states and the film"
+
+
+class QtChecks(QWidget):
+    message = Signal(str)
+
+    def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session, self.playhead = qsession.session, playhead
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.verify_button = QPushButton("Verify")
+        self.verify_button.clicked.connect(self.verify)
+        self.status = QLabel("")
+        top = QHBoxLayout()
+        top.addWidget(self.verify_button)
+        top.addWidget(self.status, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.table)
+        self.worker: Worker | None = None
+        qsession.changed.connect(self.reload)
+        playhead.frame_changed.connect(lambda _f: self.reload())
+        self.reload()
+
+    def targets(self) -> list[str]:
+        out = ["film"]
+        s = self.session.state_at(self.playhead.frame)
+        if s is not None:
+            out.append(f"state:{s.id}")
+        return out
+
+    def rows(self) -> list[tuple]:
+        rows = []
+        for target in self.targets():
+            reports, _ = load_reports(self.session.project, target)
+            by_name = {r.name: r for r in reports}
+            for name in (*REQUIRED, *ADVISORY, *sorted(set(by_name) - set(REQUIRED) - set(ADVISORY))):
+                r = by_name.get(name)
+                if r is None and name not in REQUIRED:
+                    continue
+                kind = "required" if name in REQUIRED else "advisory"
+                if r is None:
+                    rows.append((target, name, kind, "missing", "", ""))
+                else:
+                    rows.append((target, name, kind, r.verdict, str(len(r.evidence)), f"{r.seconds:.2f}"))
+        return rows
+
+    def reload(self) -> None:
+        rows = self.rows()
+        self.table.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, value in enumerate(row):
+                item = QTableWidgetItem(value)
+                if j == 3:
+                    item.setForeground(QColor(VERDICT_COLORS.get(value, "#e6e6e6")))
+                self.table.setItem(i, j, item)
+        self.table.resizeColumnsToContents()
+
+    def verify(self) -> None:
+        if self.worker is not None:
+            return
+        self.verify_button.setEnabled(False)
+        self.status.setText("verifying…")
+        self.worker = Worker(verify_project, self.session.project.path)
+        self.worker.progressed.connect(lambda f, m: self.status.setText(f"verifying {m} ({f:.0%})"))
+        self.worker.done.connect(self._finished)
+        self.worker.failed.connect(self._finished)
+        self.worker.start()
+
+    def _finished(self, text) -> None:
+        self.worker = None
+        self.verify_button.setEnabled(True)
+        self.status.setText(str(text))
+        self.message.emit(str(text))
+        self.session.poll()
+
+    def close_view(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()

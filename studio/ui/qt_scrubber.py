@@ -1,0 +1,169 @@
+"""The frame scrubber: play/pause, the current frame in the project's numbers,
+key-state ticks, and a pin for every failure of the current report at its
+frame. Clicking a pin jumps there and selects the bodies involved; clicking
+or dragging elsewhere scrubs. Pins are drawn grouped per pixel column, so a
+film with a pin on each of 1,440 frames paints in one pass."""
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
+
+from .failures import Failure
+from .playhead import Playhead
+from .qt_session import QtSession
+
+PIN_COLORS = {"penetration": QColor("#e03131"), "floating": QColor("#f08c00"), "joint": QColor("#d6336c"),
+              "other": QColor("#e03131")}
+PIN_HIT_PX = 5
+MARGIN = 10
+
+
+class PinBar(QWidget):
+    """The time bar itself; reads frames, states and failures from the session and playhead."""
+
+    pin_clicked = Signal(int, object)      # frame, [Failure]
+
+    def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session, self.playhead = qsession.session, playhead
+        self.setMinimumHeight(44)
+        self.setMouseTracking(True)
+        qsession.changed.connect(self.update)
+        playhead.frame_changed.connect(lambda _f: self.update())
+        playhead.range_changed.connect(lambda _a, _b: self.update())
+
+    def sizeHint(self) -> QSize:
+        return QSize(600, 44)
+
+    def x_of(self, frame: int) -> float:
+        first, last = self.playhead.first, self.playhead.last
+        span = max(1, last - first)
+        return MARGIN + (frame - first) / span * (self.width() - 2 * MARGIN)
+
+    def frame_at(self, x: float) -> int:
+        first, last = self.playhead.first, self.playhead.last
+        t = (x - MARGIN) / max(1.0, self.width() - 2 * MARGIN)
+        return round(first + t * (last - first))
+
+    def pin_near(self, x: float) -> int | None:
+        """The frame of the failure pin nearest to x within a few pixels, if any."""
+        best, best_d = None, PIN_HIT_PX + 1
+        for frame in self.session.failures_at:
+            d = abs(self.x_of(frame) - x)
+            if d < best_d:
+                best, best_d = frame, d
+        return best
+
+    def paintEvent(self, _e) -> None:
+        p = QPainter(self)
+        w, h = self.width(), self.height()
+        p.fillRect(self.rect(), QColor("#1d1f22"))
+        mid = h // 2
+        p.fillRect(QRect(MARGIN, mid - 2, w - 2 * MARGIN, 4), QColor("#3a3d42"))
+        baked = self.session.film
+        if baked is not None and baked.n_frames:
+            x0, x1 = self.x_of(baked.frame_start), self.x_of(baked.frame_end)
+            p.fillRect(QRect(int(x0), mid - 2, max(1, int(x1 - x0)), 4), QColor("#4a90d9"))
+        p.setPen(QPen(QColor("#c9ccd1"), 1))
+        for s in self.session.states:           # key states: ticks below the bar
+            x = int(self.x_of(s.frame))
+            p.drawLine(x, mid + 4, x, h - 4)
+        columns: dict[int, Failure] = {}
+        for frame, fails in self.session.failures_at.items():
+            x = int(self.x_of(frame))
+            worst = min(fails, key=lambda f: (not f.required, f.kind != "penetration"))
+            prev = columns.get(x)
+            if prev is None or (worst.required and not prev.required):
+                columns[x] = worst
+        for x, f in columns.items():            # pins: a stem and a head above the bar
+            c = PIN_COLORS.get(f.kind, PIN_COLORS["other"])
+            p.setPen(QPen(c, 1))
+            p.drawLine(x, 8, x, mid - 3)
+            p.setBrush(c if f.required else Qt.BrushStyle.NoBrush)
+            p.drawEllipse(x - 3, 2, 6, 6)
+        x = int(self.x_of(self.playhead.frame))  # the playhead
+        p.setPen(QPen(QColor("#f0c808"), 2))
+        p.drawLine(x, 0, x, h)
+        p.end()
+
+    def mousePressEvent(self, e) -> None:
+        x = e.position().x()
+        pin = self.pin_near(x) if e.position().y() < self.height() // 2 + 4 else None
+        if pin is not None:
+            self.jump_to_pin(pin)
+        else:
+            self.playhead.set_frame(self.frame_at(x))
+
+    def mouseMoveEvent(self, e) -> None:
+        if e.buttons() & Qt.MouseButton.LeftButton:
+            self.playhead.set_frame(self.frame_at(e.position().x()))
+        pin = self.pin_near(e.position().x())
+        self.setToolTip("\n".join(f"{f.frame}: {f.check} — {f.text}" for f in self.session.failures_at[pin])
+                        if pin is not None else "")
+
+    def jump_to_pin(self, frame: int) -> None:
+        fails = self.session.failures_at.get(frame, [])
+        self.playhead.set_frame(frame)
+        self.playhead.select(sorted({b for f in fails for b in f.bodies}))
+        self.pin_clicked.emit(frame, fails)
+
+
+class QtScrubber(QWidget):
+    """Play/pause, previous/next pin, the frame number, and the pin bar."""
+
+    def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session, self.playhead = qsession.session, playhead
+        self.play_button = QPushButton("Play")
+        self.play_button.setCheckable(True)
+        self.play_button.toggled.connect(playhead.set_playing)
+        self.prev_pin = QPushButton("◀ pin")
+        self.next_pin = QPushButton("pin ▶")
+        self.prev_pin.clicked.connect(lambda: self.goto_pin(-1))
+        self.next_pin.clicked.connect(lambda: self.goto_pin(+1))
+        self.frame_box = QSpinBox()
+        self.frame_box.setRange(playhead.first, playhead.last)
+        self.frame_box.setValue(playhead.frame)
+        self.frame_box.valueChanged.connect(playhead.set_frame)
+        self.bar = PinBar(qsession, playhead)
+        self.pins_label = QLabel("")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        for wdg in (self.play_button, self.prev_pin, self.next_pin, self.frame_box):
+            lay.addWidget(wdg)
+        lay.addWidget(self.bar, 1)
+        lay.addWidget(self.pins_label)
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(lambda: playhead.step(1))
+        playhead.frame_changed.connect(self._on_frame)
+        playhead.range_changed.connect(lambda a, b: self.frame_box.setRange(a, b))
+        playhead.playing_changed.connect(self._on_playing)
+        qsession.changed.connect(self._count_pins)
+        self._count_pins()
+
+    def _on_frame(self, frame: int) -> None:
+        if self.frame_box.value() != frame:
+            self.frame_box.blockSignals(True)
+            self.frame_box.setValue(frame)
+            self.frame_box.blockSignals(False)
+
+    def _on_playing(self, playing: bool) -> None:
+        if self.play_button.isChecked() != playing:
+            self.play_button.setChecked(playing)
+        self.play_button.setText("Pause" if playing else "Play")
+        if playing:
+            self.timer.start(max(1, round(1000 / max(1, self.playhead.fps))))
+        else:
+            self.timer.stop()
+
+    def _count_pins(self) -> None:
+        n = len(self.session.failures_at)
+        self.pins_label.setText(f"{n} failing frame{'s' if n != 1 else ''}" if n else "no failures")
+
+    def goto_pin(self, direction: int) -> None:
+        frames = sorted(self.session.failures_at)
+        cur = self.playhead.frame
+        nxt = [f for f in frames if f > cur] if direction > 0 else [f for f in frames if f < cur][::-1]
+        if nxt:
+            self.bar.jump_to_pin(nxt[0])

@@ -1,0 +1,226 @@
+"""The storyboard timeline: one card per key state in frame order, with its
+still, frame number, review status and why, and between cards the segment's
+bake/check status. Approve and Reject (with a note) run review commands on
+the window's command stack. Cards are painted by a delegate over a list
+model, so 200 states scroll as smoothly as 3."""
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QPixmap, QShortcut
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListView, QPushButton, QStyle,
+                               QStyledItemDelegate, QVBoxLayout, QWidget)
+
+from studio.timeline.commands import CommandStack, ReviewState
+
+from .cards import Card
+from .playhead import Playhead
+from .qt_session import QtSession
+
+STATUS_COLORS = {"approved": "#3fa34d", "pending": "#8a8f98", "rejected": "#d1453b", "stale": "#d89b2b",
+                 "failing": "#c0392b"}
+SEGMENT_COLORS = {"passing": "#3fa34d", "baked": "#4a90d9", "failing": "#d1453b", "not baked": "#55595f"}
+CARD_W, CARD_H, STILL_H = 176, 150, 84
+CardRole = Qt.ItemDataRole.UserRole + 1
+
+
+class BoardModel(QAbstractListModel):
+    """The session's cards as a Qt list model (no copy: it reads `session.cards`)."""
+
+    def __init__(self, qsession: QtSession):
+        super().__init__()
+        self.session = qsession.session
+        self._stills: dict[str, QPixmap] = {}
+        qsession.changed.connect(self.reload)
+
+    def reload(self) -> None:
+        self.beginResetModel()
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.session.cards)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or index.row() >= len(self.session.cards):
+            return None
+        card = self.session.cards[index.row()]
+        if role == CardRole:
+            return card
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{card.state_id} {card.frame} {card.status}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return "\n".join([f"{card.state_id} @ {card.frame}: {card.status}", *card.reasons,
+                              f"segment {card.segment}: {card.segment_status}" if card.segment else ""]).strip()
+        return None
+
+    def still(self, card: Card) -> QPixmap | None:
+        """The state's still, loaded once per asset (stills are content-addressed)."""
+        if not card.still:
+            return None
+        pm = self._stills.get(card.still)
+        if pm is None:
+            pm = QPixmap(str(self.session.project.asset_path(card.still)))
+            if not pm.isNull():
+                pm = pm.scaled(CARD_W - 12, STILL_H, Qt.AspectRatioMode.KeepAspectRatio,
+                               Qt.TransformationMode.SmoothTransformation)
+            self._stills[card.still] = pm
+        return None if pm.isNull() else pm
+
+    def row_of(self, state_id: str) -> int:
+        for i, c in enumerate(self.session.cards):
+            if c.state_id == state_id:
+                return i
+        return -1
+
+
+class CardDelegate(QStyledItemDelegate):
+    def __init__(self, model: BoardModel):
+        super().__init__()
+        self.model = model
+
+    def sizeHint(self, option, index) -> QSize:
+        return QSize(CARD_W + 18, CARD_H)
+
+    def paint(self, p: QPainter, option, index) -> None:
+        card: Card = index.data(CardRole)
+        if card is None:
+            return
+        r = QRect(option.rect.x() + 2, option.rect.y() + 2, CARD_W, CARD_H - 4)
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        p.setPen(QColor("#f0c808") if selected else QColor("#3a3d42"))
+        p.setBrush(QColor("#2a2d31"))
+        p.drawRoundedRect(r, 6, 6)
+        still = QRect(r.x() + 6, r.y() + 6, CARD_W - 12, STILL_H)
+        pm = self.model.still(card)
+        if pm is not None:
+            p.drawPixmap(still.x() + (still.width() - pm.width()) // 2, still.y(), pm)
+        else:
+            p.fillRect(still, QColor("#1d1f22"))
+            p.setPen(QColor("#6b7078"))
+            p.drawText(still, Qt.AlignmentFlag.AlignCenter, "no still" if card.authored else "not authored")
+        color = QColor(STATUS_COLORS.get(card.status, "#8a8f98"))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(color)
+        p.drawRoundedRect(QRect(r.x() + 6, still.bottom() + 4, CARD_W - 12, 16), 3, 3)
+        p.setPen(QColor("white"))
+        f = QFont(p.font())
+        f.setBold(True)
+        p.setFont(f)
+        p.drawText(QRect(r.x() + 10, still.bottom() + 4, CARD_W - 20, 16),
+                   Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, card.status.upper())
+        p.drawText(QRect(r.x() + 10, still.bottom() + 4, CARD_W - 20, 16),
+                   Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, str(card.frame))
+        f.setBold(False)
+        p.setFont(f)
+        p.setPen(QColor("#e6e6e6"))
+        p.drawText(QRect(r.x() + 8, still.bottom() + 22, CARD_W - 16, 16), Qt.AlignmentFlag.AlignLeft,
+                   p.fontMetrics().elidedText(card.state_id + (f" · {card.shot}" if card.shot else ""),
+                                              Qt.TextElideMode.ElideRight, CARD_W - 16))
+        p.setPen(QColor("#a0a4aa"))
+        why = card.reasons[0] if card.reasons else "approved, passing, current"
+        p.drawText(QRect(r.x() + 8, still.bottom() + 38, CARD_W - 16, 16), Qt.AlignmentFlag.AlignLeft,
+                   p.fontMetrics().elidedText(why, Qt.TextElideMode.ElideRight, CARD_W - 16))
+        if card.segment:                # the segment to the next card: a bar in the gap
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(QColor(SEGMENT_COLORS.get(card.segment_status, "#55595f")))
+            p.drawRoundedRect(QRect(r.right() + 3, r.y() + STILL_H // 2, 12, 24), 3, 3)
+        p.restore()
+
+
+class QtStoryboard(QWidget):
+    """Cards, and the review strip: note, Approve (Ctrl+Shift+A), Reject (Ctrl+Shift+R)."""
+
+    message = Signal(str)
+
+    def __init__(self, qsession: QtSession, playhead: Playhead, stack: CommandStack,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.qsession, self.session, self.playhead, self.stack = qsession, qsession.session, playhead, stack
+        self.model = BoardModel(qsession)
+        self.view = QListView()
+        self.view.setModel(self.model)
+        self.view.setItemDelegate(CardDelegate(self.model))
+        self.view.setFlow(QListView.Flow.LeftToRight)
+        self.view.setWrapping(False)
+        self.view.setUniformItemSizes(True)
+        self.view.setHorizontalScrollMode(QListView.ScrollMode.ScrollPerPixel)
+        self.view.setMinimumHeight(CARD_H + 22)
+        self.view.selectionModel().currentChanged.connect(self._on_current)
+        self.model.modelReset.connect(self._restore_current)
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("Review note (why approve or reject)")
+        self.approve_button = QPushButton("Approve")
+        self.reject_button = QPushButton("Reject")
+        self.approve_button.clicked.connect(lambda: self.review("approve"))
+        self.reject_button.clicked.connect(lambda: self.review("reject"))
+        self.detail = QLabel("")
+        self.detail.setWordWrap(True)
+        strip = QHBoxLayout()
+        strip.addWidget(self.note, 1)
+        strip.addWidget(self.approve_button)
+        strip.addWidget(self.reject_button)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.view)
+        lay.addLayout(strip)
+        lay.addWidget(self.detail)
+        for keys, verdict in (("Ctrl+Shift+A", "approve"), ("Ctrl+Shift+R", "reject")):
+            sc = QShortcut(QKeySequence(keys), self)
+            sc.setContext(Qt.ShortcutContext.WindowShortcut)
+            sc.activated.connect(lambda v=verdict: self.review(v))
+        self._current_id = ""
+        self._show_detail()
+
+    # ---- selection -------------------------------------------------------
+    def current_card(self) -> Card | None:
+        idx = self.view.currentIndex()
+        return idx.data(CardRole) if idx.isValid() else None
+
+    def select_state(self, state_id: str) -> None:
+        row = self.model.row_of(state_id)
+        if row >= 0:
+            self.view.setCurrentIndex(self.model.index(row))
+
+    def _on_current(self, current, _previous) -> None:
+        card = current.data(CardRole) if current.isValid() else None
+        self._current_id = card.state_id if card else ""
+        if card is not None:
+            self.playhead.set_frame(card.frame)
+        self._show_detail()
+
+    def _restore_current(self) -> None:
+        if self._current_id:
+            row = self.model.row_of(self._current_id)
+            if row >= 0:
+                self.view.selectionModel().blockSignals(True)
+                self.view.setCurrentIndex(self.model.index(row))
+                self.view.selectionModel().blockSignals(False)
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        card = self.current_card()
+        if card is None:
+            self.detail.setText("Select a state to review it." if self.session.cards else
+                                "No key states yet: the plan's states appear here once authored.")
+        else:
+            why = "; ".join(card.reasons) or "approved, passing and current"
+            seg = f"  ·  segment {card.segment}: {card.segment_status}" if card.segment else ""
+            self.detail.setText(f"<b>{card.state_id}</b> @ {card.frame} — {card.status}: {why}{seg}")
+        ok = card is not None and card.authored
+        self.approve_button.setEnabled(ok)
+        self.reject_button.setEnabled(ok)
+
+    # ---- review ----------------------------------------------------------
+    def review(self, verdict: str) -> None:
+        card = self.current_card()
+        if card is None or not card.authored:
+            self.message.emit("Select an authored state to review.")
+            return
+        try:
+            self.stack.run(ReviewState(self.session.project, card.state_id, verdict, self.note.text().strip()))
+        except ValueError as e:
+            self.message.emit(str(e))
+            return
+        self.note.clear()
+        self.message.emit(f"{'Approved' if verdict == 'approve' else 'Rejected'} {card.state_id}")

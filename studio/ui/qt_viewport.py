@@ -1,0 +1,222 @@
+"""The 3D viewport: the scene at the playhead's frame, drawn by VTK through pyvistaqt.
+
+Meshes are uploaded once per scene (tessellation runs on a worker, the actors
+are made here on the GUI thread); scrubbing only rewrites each actor's user
+matrix from the session's cached world matrices and requests a render, so a
+frame costs a few matrix copies however many triangles the scene has.
+Verifier failures at the frame recolour the bodies involved: penetrating pairs
+red (labelled with their depth), floating bodies orange, joints past their
+limits magenta. The camera follows the current shot, or orbits freely.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyvista as pv
+from pyvistaqt import QtInteractor
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from vtkmodules.vtkCommonMath import vtkMatrix4x4
+
+from studio.scene.meshes import scene_meshes
+
+from .playhead import Playhead
+from .qt_session import QtSession
+from .worker import Worker
+
+FAILURE_COLORS = {"penetration": (0.9, 0.1, 0.1), "floating": (1.0, 0.55, 0.0), "joint": (0.9, 0.0, 0.9),
+                  "other": (0.9, 0.1, 0.1)}
+SELECTED_COLOR = (1.0, 0.9, 0.2)
+BACKGROUND = (0.16, 0.17, 0.19)
+GHOST_COLOR = (0.3, 0.95, 0.4)
+
+
+def tessellate(scene, project_dir, state) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Vertices and triangles of every body, in its own frame (runs on a worker)."""
+    out = {}
+    for name, mesh in scene_meshes(scene, project_dir).items():
+        out[name] = (np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64))
+    return out
+
+
+def polydata(vertices: np.ndarray, faces: np.ndarray) -> pv.PolyData:
+    cells = np.hstack([np.full((len(faces), 1), 3, np.int64), faces]).ravel()
+    return pv.PolyData(vertices, cells)
+
+
+class QtViewport(QWidget):
+    meshes_shown = Signal(int)          # number of triangles on screen, after a scene (re)build
+
+    def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.qsession, self.session, self.playhead = qsession, qsession.session, playhead
+        self.plotter = QtInteractor(self, auto_update=False)
+        self.plotter.set_background(BACKGROUND)
+        self.plotter.enable_trackball_style()
+        self.camera_mode = QComboBox()
+        self.camera_mode.addItems(["Shot camera", "Free orbit"])
+        self.camera_mode.currentIndexChanged.connect(lambda _i: self._apply_camera(force=True))
+        self.caption = QLabel("")
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("View:"))
+        bar.addWidget(self.camera_mode)
+        bar.addStretch(1)
+        bar.addWidget(self.caption)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(bar)
+        lay.addWidget(self.plotter.interactor, 1)
+        self.actors: dict[str, object] = {}
+        self._matrices: dict[str, vtkMatrix4x4] = {}
+        self._colors: dict[str, tuple] = {}
+        self._ghosts: dict[str, tuple[object, vtkMatrix4x4]] = {}
+        self._drawn_failures: tuple = ()
+        self._generation = 0
+        self.triangles = 0
+        qsession.scene_changed.connect(self.rebuild)
+        qsession.film_changed.connect(self.show_frame)
+        qsession.changed.connect(self._on_changed)
+        playhead.frame_changed.connect(self.show_frame)
+        playhead.selection_changed.connect(lambda _b: self._draw_failures(force=True))
+        self.rebuild()
+
+    # ---- building --------------------------------------------------------
+    def rebuild(self) -> None:
+        """Tessellate on a worker; the newest request wins."""
+        self._generation += 1
+        gen = self._generation
+        w = Worker(tessellate, self.session.scene, self.session.project.path)
+        w.done.connect(lambda meshes: gen == self._generation and self.show_meshes(meshes))
+        w.failed.connect(lambda msg: self.caption.setText(f"scene not drawn: {msg}"))
+        w.start()
+
+    def show_meshes(self, meshes: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Make one actor per body (GUI thread only), then place them at the current frame."""
+        for name in list(self.actors):
+            self.plotter.remove_actor(self.actors.pop(name), render=False)
+        self.clear_ghost()
+        self._matrices.clear()
+        self._colors.clear()
+        materials = {m.name: m for m in self.session.scene.materials}
+        bodies = {b.name: b for b in self.session.scene.bodies}
+        self.triangles = 0
+        for name, (verts, faces) in meshes.items():
+            body = bodies.get(name)
+            mat = materials.get(body.material) if body else None
+            color = tuple(mat.color[:3]) if mat else (0.75, 0.75, 0.75)
+            actor = self.plotter.add_mesh(polydata(verts, faces), color=color, name=f"body:{name}",
+                                          smooth_shading=False, render=False, reset_camera=False)
+            m = vtkMatrix4x4()
+            actor.SetUserMatrix(m)
+            self.actors[name], self._matrices[name], self._colors[name] = actor, m, color
+            self.triangles += len(faces)
+        self._drawn_failures = ()
+        self.show_frame()
+        self._apply_camera(force=True)
+        self.meshes_shown.emit(self.triangles)
+
+    # ---- per frame -------------------------------------------------------
+    def show_frame(self, *_args) -> None:
+        frame = self.playhead.frame
+        world = self.session.world_at(frame) if self.actors else {}
+        for name, m in self._matrices.items():
+            w = world.get(name)
+            if w is not None:
+                m.DeepCopy(w.ravel())
+        self._draw_failures()
+        self._apply_camera()
+        self.caption.setText(f"frame {frame}")
+        self.plotter.render()
+
+    def set_world(self, world: dict[str, np.ndarray]) -> None:
+        """Place bodies from given world matrices (used by the scrubbing benchmark and repair preview)."""
+        for name, m in self._matrices.items():
+            w = world.get(name)
+            if w is not None:
+                m.DeepCopy(w.ravel())
+        self.plotter.render()
+
+    def _on_changed(self) -> None:
+        self.show_frame()
+
+    def _draw_failures(self, force: bool = False) -> None:
+        fails = self.session.failures_at.get(self.playhead.frame, [])
+        key = (tuple(fails), self.playhead.selected)
+        if key == self._drawn_failures and not force:
+            return
+        self._drawn_failures = key
+        colors = dict(self._colors)
+        for b in self.playhead.selected:
+            if b in colors:
+                colors[b] = SELECTED_COLOR
+        for f in sorted(fails, key=lambda f: f.kind != "penetration"):   # penetration wins
+            for b in f.bodies:
+                if b in colors:
+                    colors[b] = FAILURE_COLORS[f.kind]
+        for name, actor in self.actors.items():
+            actor.prop.color = colors[name]
+        self.plotter.remove_actor("failure-labels", render=False)
+        labelled = [f for f in fails if f.point is not None]
+        if labelled:
+            self.plotter.add_point_labels(np.array([f.point for f in labelled]), [f.text for f in labelled],
+                                          name="failure-labels", font_size=12, point_color="red",
+                                          point_size=8, text_color="white", shape_opacity=0.6,
+                                          always_visible=True, render=False, reset_camera=False)
+
+    def body_color(self, name: str) -> tuple:
+        return tuple(self.actors[name].prop.color)
+
+    # ---- repair preview --------------------------------------------------
+    def show_ghost(self, world: dict[str, np.ndarray]) -> None:
+        """Draw the bodies that move at `world` as translucent green: the 'after' of a repair."""
+        self.clear_ghost()
+        current = self.session.world_at(self.playhead.frame)
+        for name, actor in self.actors.items():
+            w = world.get(name)
+            if w is None or (name in current and np.allclose(current[name], w, atol=1e-6)):
+                continue
+            ghost = self.plotter.add_mesh(actor.mapper.dataset, color=GHOST_COLOR, opacity=0.45,
+                                          name=f"ghost:{name}", render=False, reset_camera=False)
+            m = vtkMatrix4x4()
+            m.DeepCopy(w.ravel())
+            ghost.SetUserMatrix(m)
+            self._ghosts[name] = (ghost, m)
+        self.plotter.render()
+
+    def clear_ghost(self) -> None:
+        for name, (ghost, _m) in list(self._ghosts.items()):
+            self.plotter.remove_actor(ghost, render=False)
+        self._ghosts.clear()
+        self.plotter.render()
+
+    @property
+    def ghost_bodies(self) -> list[str]:
+        return sorted(self._ghosts)
+
+    # ---- camera ----------------------------------------------------------
+    def _apply_camera(self, force: bool = False) -> None:
+        if self.camera_mode.currentIndex() == 1:
+            if force:
+                self.plotter.reset_camera(render=False)
+            return
+        cam = self.session.camera_at(self.playhead.frame)
+        if cam is None:
+            if force:
+                self.plotter.view_isometric(render=False)
+                self.plotter.reset_camera(render=False)
+            return
+        c = self.plotter.camera
+        c.position, c.focal_point, c.up = tuple(cam.position), tuple(cam.target), (0.0, 0.0, 1.0)
+        w, h = cam.resolution
+        half_h = math.atan(cam.sensor_mm / 2 / cam.lens_mm * (h / w if w >= h else 1.0))
+        c.view_angle = math.degrees(2 * half_h)
+        self.plotter.reset_camera_clipping_range()
+
+    def screenshot(self, path=None) -> np.ndarray:
+        self.plotter.render()
+        return self.plotter.screenshot(path, return_img=True)
+
+    def close_viewport(self) -> None:
+        self._generation += 1
+        self.plotter.close()

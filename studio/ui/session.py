@@ -1,0 +1,164 @@
+"""The open project as the window sees it: the scene, the baked film, the
+states and the pose at any frame, re-read when the project changes.
+
+Qt-free. The project calls back after each commit in this process (possibly
+from a worker thread), and `poll` notices commits by other processes (jobs,
+the CLI) through SQLite's data_version. Neither reloads anything by itself:
+both emit `committed`, and the owner (QtSession on the GUI thread, or a test)
+calls `refresh`, which re-reads and emits `changed`, plus `scene_changed` /
+`film_changed` when those really changed, so the viewport rebuilds only then.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from studio.scene.io import load_scene
+from studio.scene.ir import Scene
+from studio.scene.kinematics import pose_world, tracks_world
+from studio.scene.pose import Pose, Tracks
+from studio.store.project import Project
+from studio.timeline.film import load_film_tracks
+from studio.timeline.plan import load_plan, shot_camera
+from studio.timeline.storyboard import State, list_states
+
+from .cards import Card, board_cards
+from .events import Event
+from .failures import Failure, by_frame, current_failures
+
+
+class Session:
+    def __init__(self, project: Project):
+        self.project = project
+        self.scene: Scene = Scene(name=project.name)
+        self.film: Tracks | None = None
+        self.film_error = ""
+        self.states: list[State] = []
+        self.cards: list[Card] = []
+        self.failures: list[Failure] = []
+        self.failures_at: dict[int, list[Failure]] = {}
+        self._film_world: dict[str, np.ndarray] | None = None
+        self._state_world: dict[str, tuple[str, dict[str, np.ndarray]]] = {}
+        self._scene_sig = self._film_sig = None
+        self._data_version = self._read_data_version()
+        self.committed = Event()        # a write happened somewhere; call refresh() on your thread
+        self.changed = Event()          # after refresh: anything may have changed
+        self.scene_changed = Event()    # the scene's bodies, joints or cameras changed
+        self.film_changed = Event()     # the baked tracks changed
+        project.subscribe(self.committed.emit)
+        self.refresh()
+
+    @classmethod
+    def open(cls, path: str | Path) -> "Session":
+        return cls(Project.open(path))
+
+    def close(self) -> None:
+        self.project.close()
+
+    # ---- noticing changes ----------------------------------------------
+    def _read_data_version(self) -> int:
+        return int(self.project.db.execute("PRAGMA data_version").fetchone()[0])
+
+    def poll(self) -> bool:
+        """True (and `committed` emitted) if another connection committed since the last poll."""
+        v = self._read_data_version()
+        if v == self._data_version:
+            return False
+        self._data_version = v
+        self.committed.emit()
+        return True
+
+    def refresh(self) -> None:
+        db = self.project.db
+        rows = db.execute("SELECT kind, name, body FROM scene_objects ORDER BY kind, position").fetchall()
+        sig = hashlib.sha256(repr(rows).encode()).hexdigest()
+        scene_moved = sig != self._scene_sig
+        if scene_moved:
+            self._scene_sig = sig
+            self.scene = load_scene(self.project) if rows else Scene(name=self.project.name)
+        fsig = db.execute('SELECT group_concat(segment || ":" || hash, ",") FROM tracks').fetchone()[0]
+        film_moved = scene_moved or fsig != self._film_sig
+        if film_moved:
+            self._film_sig = fsig
+            self._film_world = None
+            try:
+                self.film, self.film_error = load_film_tracks(self.project), ""
+            except ValueError as e:
+                self.film, self.film_error = None, str(e)
+        self.states = list_states(self.project)
+        self.cards = board_cards(self.project, self.scene, self.states) if self.scene.bodies else []
+        self.failures = current_failures(self.project, self.scene, self.states)
+        self.failures_at = by_frame(self.failures)
+        if scene_moved:
+            self._state_world.clear()
+            self.scene_changed.emit()
+        if film_moved:
+            self.film_changed.emit()
+        self.changed.emit()
+
+    # ---- time ------------------------------------------------------------
+    def frame_range(self) -> tuple[int, int]:
+        first = self.project.frame_start
+        frames = [s.frame for s in self.states]
+        if self.film is not None and self.film.n_frames:
+            frames += [self.film.frame_start, self.film.frame_end]
+        if not frames:
+            return first, first
+        return min(frames + [first]), max(frames)
+
+    def state_at(self, frame: int) -> State | None:
+        """The state that holds at `frame` when nothing is baked there: the last one at or before it."""
+        held = None
+        for s in self.states:
+            if s.frame <= frame:
+                held = s
+        return held or (self.states[0] if self.states else None)
+
+    def pose_at(self, frame: int) -> Pose:
+        if self.film is not None and self.film.frame_start <= frame <= self.film.frame_end:
+            return self.film.pose_at(frame)
+        s = self.state_at(frame)
+        return s.pose.completed(self.scene) if s else Pose.rest(self.scene)
+
+    def world_at(self, frame: int) -> dict[str, np.ndarray]:
+        """World matrices (4,4) of every body at `frame`, cached per film and per state."""
+        film = self.film
+        if film is not None and film.frame_start <= frame <= film.frame_end:
+            if self._film_world is None:
+                self._film_world = tracks_world(self.scene, film)
+            i = frame - film.frame_start
+            return {k: v[i] for k, v in self._film_world.items()}
+        s = self.state_at(frame)
+        key, pose = (s.id, s.pose.hash()) if s else ("", "rest")
+        cached = self._state_world.get(key)
+        if cached is None or cached[0] != pose:
+            p = s.pose.completed(self.scene) if s else Pose.rest(self.scene)
+            cached = (pose, pose_world(self.scene, p))
+            self._state_world[key] = cached
+        return cached[1]
+
+    def film_world(self) -> dict[str, np.ndarray] | None:
+        """(F,4,4) per body over the baked film, for scrubbing without per-frame kinematics."""
+        if self.film is None:
+            return None
+        if self._film_world is None:
+            self._film_world = tracks_world(self.scene, self.film)
+        return self._film_world
+
+    # ---- shots -----------------------------------------------------------
+    def camera_at(self, frame: int):
+        """The camera of the shot holding at `frame`: a camera named like the shot,
+        or the camera the plan gives that shot, or the scene's first camera."""
+        cams = {c.name: c for c in self.scene.cameras}
+        if not cams:
+            return None
+        s = self.state_at(frame)
+        shot = s.shot if s else ""
+        if shot in cams:
+            return cams[shot]
+        planned = shot_camera(load_plan(self.project), shot) if shot else None
+        if planned in cams:
+            return cams[planned]
+        return self.scene.cameras[0]

@@ -1,0 +1,58 @@
+"""Long work off the GUI thread (STYLE.md 4): a plain function `fn(*args, state)`
+runs on the thread pool; the panel gets `done(result)` / `failed(message)` and
+progress as Qt signals, queued back onto the GUI thread."""
+from __future__ import annotations
+
+import traceback
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+_running: set["Worker"] = set()     # keep workers alive until they report
+
+
+class WorkState:
+    """What a plain function sees: a progress sink and a cancel flag."""
+
+    def __init__(self, worker: "Worker"):
+        self._worker = worker
+        self.cancelled = False
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        self._worker.progressed.emit(float(fraction), message)
+
+
+class Worker(QObject):
+    done = Signal(object)
+    failed = Signal(str)
+    progressed = Signal(float, str)
+
+    def __init__(self, fn, *args):
+        super().__init__()
+        self.fn, self.args = fn, args
+        self.state = WorkState(self)
+
+    def start(self) -> "Worker":
+        _running.add(self)
+        self.done.connect(lambda _r: _running.discard(self))
+        self.failed.connect(lambda _m: _running.discard(self))
+        QThreadPool.globalInstance().start(_Run(self))
+        return self
+
+    def cancel(self) -> None:
+        self.state.cancelled = True
+
+
+class _Run(QRunnable):
+    def __init__(self, worker: Worker):
+        super().__init__()
+        self.worker = worker
+
+    def run(self) -> None:
+        w = self.worker
+        try:
+            result = w.fn(*w.args, w.state)
+        except Exception as e:   # shown to the person in the panel that started it
+            traceback.print_exc()
+            w.failed.emit(f"{type(e).__name__}: {e}")
+            return
+        w.done.emit(result)
