@@ -1,10 +1,15 @@
-"""`studio new`, `studio info`, `studio open`: the project itself."""
+"""`studio new`, `studio info`, `studio open`, `studio scene ...`: the project itself."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from studio.scene.io import load_scene
+from studio.scene.meshes import MeshError, build_scene_meshes, scene_design_id
+from studio.scene.parts import catalogue
 from studio.store.project import Project
+
+from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
 
 
 def register(sub) -> None:
@@ -22,6 +27,14 @@ def register(sub) -> None:
     p = sub.add_parser("open", help="open the project in the studio window")
     p.add_argument("path", type=Path, nargs="?")
     p.set_defaults(func=cmd_open)
+
+    scene = sub.add_parser("scene", help="the scene: meshes and CAD parts")
+    scene_sub = scene.add_subparsers(dest="scene_command", metavar="SCENE_COMMAND", required=True)
+    p = scene_sub.add_parser("build", help="tessellate and cache every body's mesh, and report each")
+    p.add_argument("path", type=Path)
+    p.set_defaults(func=cmd_scene_build)
+    p = scene_sub.add_parser("parts", help="list the CAD parts a scene can use, with their parameters")
+    p.set_defaults(func=cmd_scene_parts)
 
 
 def cmd_new(args) -> int:
@@ -56,3 +69,37 @@ def cmd_info(args) -> int:
 def cmd_open(args) -> int:
     from studio.ui.app import run
     return run(args.path)
+
+
+def cmd_scene_build(args) -> int:
+    """Exit 1 if a mesh is not watertight: the verifiers' inside/outside tests need closed meshes."""
+    t0 = time.perf_counter()
+    with Project.open(args.path) as p:
+        scene = load_scene(p)
+        print(f"scene {scene.name}: {len(scene.bodies)} bodies, design {scene_design_id(scene)}")
+        print(f"  {'body':<22} {'triangles':>9}  watertight  cache  {'seconds':>7}")
+
+        def show(i, n, b):
+            print(f"  {b.body:<22} {len(b.mesh.faces):>9}  {'yes' if b.mesh.is_watertight else 'NO':<10}  "
+                  f"{b.cache:<5}  {b.seconds:>7.3f}", flush=True)
+        try:
+            builds = build_scene_meshes(scene, p.path, show)
+        except MeshError as e:
+            raise CommandError(str(e), EXIT_BAD_INPUT) from None
+    leaky = [b.body for b in builds if not b.mesh.is_watertight]
+    hits = sum(b.cache in ("hit", "memo") for b in builds)
+    misses = sum(b.cache == "miss" for b in builds)
+    print(f"total {sum(len(b.mesh.faces) for b in builds)} triangles; "
+          f"{len(builds) - len(leaky)} of {len(builds)} watertight; cache {hits} hit, {misses} miss; "
+          f"{time.perf_counter() - t0:.2f} s")
+    if leaky:
+        print(f"not watertight: {', '.join(leaky)}")
+        return EXIT_FAILED
+    return 0
+
+
+def cmd_scene_parts(args) -> int:
+    for name, doc, params in catalogue():
+        shown = ", ".join(f"{k}={'?' if v is None else f'{v:g}'}" for k, v in params.items())
+        print(f"{name:<18} {doc}\n{'':<18} {shown}")
+    return 0

@@ -163,3 +163,13 @@ def clear_memo() -> None:
 
 def scene_design_id(scene: Scene) -> str:
     return design_id(scene, {b.name: geometry_hash(b.geometry) for b in scene.bodies})
+
+
+def build_scene_meshes(scene: Scene, project_dir: Path | None, progress=None) -> list[MeshBuild]:
+    """Make (or fetch from the cache) every body's mesh; `progress(i, n, build)` after each."""
+    out = []
+    for i, b in enumerate(scene.bodies):
+        out.append(build_body_mesh(b, project_dir))
+        if progress is not None:
+            progress(i + 1, len(scene.bodies), out[-1])
+    return out
