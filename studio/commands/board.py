@@ -1,6 +1,106 @@
-"""`studio board` commands."""
+"""`studio board`: the storyboard from the command line — status, approve, reject, plan, progress."""
 from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
+from studio.scene.io import load_scene
+from studio.store.project import Project
+from studio.timeline.commands import CommandStack, ReviewState
+from studio.timeline.gate import board_status, check_status
+from studio.timeline.plan import save_plan
+from studio.timeline.progress import progress
+from studio.timeline.storyboard import content_hash, get_state
 
 
 def register(sub) -> None:
-    """Adds the board commands (filled in by its area)."""
+    board = sub.add_parser("board", help="the storyboard: state status, reviews, plan, progress")
+    bsub = board.add_subparsers(dest="board_command", metavar="ACTION")
+    board.set_defaults(func=lambda args: board.print_help() or EXIT_BAD_INPUT)
+
+    p = bsub.add_parser("status", help="every state with its status and reason")
+    p.add_argument("path", type=Path)
+    p.set_defaults(func=cmd_status)
+
+    for verdict in ("approve", "reject"):
+        p = bsub.add_parser(verdict, help=f"{verdict} a state (approve runs its checks first if needed)")
+        p.add_argument("path", type=Path)
+        p.add_argument("state")
+        p.add_argument("--note", default="", help="what the reviewer saw or wants changed")
+        p.add_argument("--reviewer", default="person")
+        p.set_defaults(func=cmd_review, verdict=verdict)
+
+    p = bsub.add_parser("plan", help="store a plan JSON file (checked against the scene)")
+    p.add_argument("path", type=Path)
+    p.add_argument("file", type=Path)
+    p.set_defaults(func=cmd_plan)
+
+    p = bsub.add_parser("progress", help="the project's progress figure and what is missing")
+    p.add_argument("path", type=Path)
+    p.set_defaults(func=cmd_progress)
+
+
+def cmd_status(args) -> int:
+    with Project.open(args.path) as project:
+        rows = board_status(project)
+        if not rows:
+            print("no states: store a plan (studio board plan) and author its states")
+            return 0
+        for st in rows:
+            frame = st.frame if st.frame is not None else "-"
+            print(f"{st.state_id:<20} frame {frame!s:<6} {st.status:<10} {st.reasons[0] if st.reasons else ''}")
+            for why in st.reasons[1:]:
+                print(f"{'':<38}{why}")
+    return 0
+
+
+def _run_checks(project: Project, state_id: str) -> None:
+    try:
+        from studio.checks.run import verify_state
+    except ImportError as e:
+        raise CommandError(f"cannot run the checks of {state_id}: {e}", EXIT_ENVIRONMENT) from None
+    verify_state(project, state_id)
+
+
+def cmd_review(args) -> int:
+    with Project.open(args.path) as project:
+        state = get_state(project, args.state)
+        if state is None:
+            raise CommandError(f"{args.path}: no state {args.state!r} (see studio board status)", EXIT_BAD_INPUT)
+        if args.verdict == "approve":
+            scene = load_scene(project)
+            chash = content_hash(scene, state.pose)
+            if check_status(project, state.id, chash):
+                print(f"running the checks of {state.id} ...")
+                _run_checks(project, state.id)
+            failing = check_status(project, state.id, chash)
+            if failing:
+                raise CommandError(f"not approved: state {state.id} " + "; ".join(failing), EXIT_FAILED)
+        stack = CommandStack()
+        cmd = stack.run(ReviewState(project, state.id, args.verdict, args.note, args.reviewer))
+        review = [r for r in project.db.query("SELECT * FROM reviews WHERE id = ?", [cmd.review_id])][0]
+        visible = ", ".join(json.loads(review["visible"])) or "nothing"
+        print(f"{'approved' if args.verdict == 'approve' else 'rejected'} {state.id} "
+              f"(content {review['content_hash']}, reviewer {args.reviewer}); visible: {visible}")
+    return 0
+
+
+def cmd_plan(args) -> int:
+    try:
+        plan = json.loads(Path(args.file).read_text())
+    except json.JSONDecodeError as e:
+        raise CommandError(f"{args.file}: not valid JSON ({e.msg} at line {e.lineno})", EXIT_BAD_INPUT) from None
+    with Project.open(args.path) as project:
+        save_plan(project, plan, load_scene(project))
+        print(f"stored the plan: {len(plan.get('states', []))} states, {len(plan.get('events', []))} events")
+    return 0
+
+
+def cmd_progress(args) -> int:
+    with Project.open(args.path) as project:
+        value, missing = progress(project)
+        print(f"progress {value:.3f}")
+        for m in missing:
+            print(f"  {m}")
+    return 0

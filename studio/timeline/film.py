@@ -59,3 +59,12 @@ def load_film_tracks(project: Project) -> Tracks | None:
                       {k: np.concatenate([v, part.roots[k][skip:]]) for k, v in film.roots.items()},
                       {k: np.concatenate([v, part.joints[k][skip:]]) for k, v in film.joints.items()})
     return film
+
+
+def film_hash(project: Project) -> str | None:
+    """Hash of the joined film tracks (what film reports and renders are bound to), None if unbaked."""
+    try:
+        tracks = load_film_tracks(project)
+    except ValueError:
+        return None
+    return tracks.hash() if tracks is not None else None

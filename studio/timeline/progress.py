@@ -1,0 +1,122 @@
+"""Project progress: one figure in [0, 1] and what is still missing.
+
+A weighted sum of stage scores, each counting only as far as its prerequisites
+do: plan -> scene -> each state passing and approved -> each segment baked
+(for the current states) and passing -> the film verified and rendered. An
+edit that stales a review or a segment lowers the figure again. A project
+whose film is verified (stored "film" reports pass for the current tracks)
+and rendered (a succeeded film job, or a video in renders/, newer than the
+last bake) scores exactly 1; every other project scores below 1.
+"""
+from __future__ import annotations
+
+from studio.scene.io import load_scene
+from studio.scene.ir import IRError
+from studio.store.project import Project
+from studio.store.reports import load_reports, required_checks_pass
+
+from . import film
+from .bake import bounds_hash
+from .gate import board_status, parse_segment
+from .plan import PlanError, load_plan, plan_segments, validate_plan
+
+WEIGHTS = {"plan": 0.1, "scene": 0.1, "states": 0.3, "segments": 0.3, "render": 0.2}
+VIDEO = (".mp4", ".mov", ".mkv")
+
+
+def film_verified(project: Project) -> tuple[bool, str]:
+    current = film.film_hash(project)
+    if current is None:
+        return False, "film: no baked tracks"
+    reports, checked = load_reports(project, "film")
+    if not reports:
+        return False, "film: not verified"
+    if checked != current:
+        return False, "film: verified for older tracks; verify again"
+    if not required_checks_pass(reports):
+        return False, "film: required checks fail"
+    return True, ""
+
+
+def film_rendered(project: Project) -> bool:
+    """A succeeded film job or a video in renders/, no older than the latest bake."""
+    segs = film.list_segments(project)
+    last_bake = max((s["at"] or "" for s in segs), default="")
+    for r in project.db.query("SELECT updated, created FROM jobs WHERE kind = 'film' AND state = 'succeeded'"):
+        if (r["updated"] or r["created"] or "") >= last_bake:
+            return True
+    renders = project.path / "renders"
+    if renders.exists():
+        import datetime as dt
+        for p in renders.rglob("*"):
+            if p.suffix.lower() in VIDEO:
+                at = dt.datetime.fromtimestamp(p.stat().st_mtime, dt.timezone.utc).isoformat(timespec="milliseconds")
+                if at >= last_bake:
+                    return True
+    return False
+
+
+def progress(project: Project) -> tuple[float, list[str]]:
+    """(value in [0, 1], what is missing in words)."""
+    missing: list[str] = []
+    verified, why = film_verified(project)
+    rendered = film_rendered(project)
+    if verified and rendered:
+        return 1.0, []
+    score = dict.fromkeys(WEIGHTS, 0.0)
+    plan = load_plan(project)
+    try:
+        validate_plan(plan)
+        score["plan"] = 1.0
+    except PlanError as e:
+        missing.append("plan: none stored" if plan is None else f"plan: {e}")
+    try:
+        scene = load_scene(project)
+    except IRError as e:
+        scene = None
+        missing.append(f"scene: {e}")
+    if score["plan"] and scene is not None and scene.bodies:
+        try:
+            validate_plan(plan, scene)
+            score["scene"] = 1.0
+        except PlanError as e:
+            missing.append(f"scene: does not match the plan ({e})")
+    elif scene is not None and not scene.bodies:
+        missing.append("scene: no bodies")
+    statuses = {}
+    if score["scene"]:
+        statuses = {s.state_id: s for s in board_status(project, scene)}
+        planned = [s["id"] for s in plan.get("states", [])] or list(statuses)
+        ok = [sid for sid in planned if statuses.get(sid) and statuses[sid].ok]
+        score["states"] = len(ok) / len(planned) if planned else 0.0
+        missing += [f"state {sid}: {statuses[sid].reasons[0]}" for sid in planned
+                    if sid in statuses and not statuses[sid].ok]
+        if not planned:
+            missing.append("states: the plan has none")
+        segs = plan_segments(plan)
+        baked = {r["segment"]: r for r in film.list_segments(project)}
+        good = 0
+        for seg in segs:
+            a, b = parse_segment(seg)
+            if not (statuses.get(a) and statuses[a].ok and statuses.get(b) and statuses[b].ok):
+                missing.append(f"segment {seg}: waiting for its states")
+            elif seg not in baked:
+                missing.append(f"segment {seg}: not baked")
+            elif baked[seg]["bounds_hash"] != bounds_hash(project, seg, scene):
+                missing.append(f"segment {seg}: its states changed since it was baked")
+            elif not (verified or _segment_passes(project, seg, baked[seg]["hash"])):
+                missing.append(f"segment {seg}: baked, not verified passing")
+            else:
+                good += 1
+        score["segments"] = good / len(segs) if segs else 0.0
+    if not verified:
+        missing.append(why)
+    elif not rendered:
+        missing.append("film: not rendered since the last bake")
+    value = sum(WEIGHTS[k] * score[k] for k in WEIGHTS)
+    return min(value, 0.999), missing
+
+
+def _segment_passes(project: Project, segment: str, tracks_hash: str) -> bool:
+    reports, checked = load_reports(project, f"segment:{segment}")
+    return bool(reports) and checked == tracks_hash and required_checks_pass(reports)
