@@ -125,8 +125,12 @@ class Project:
             header = f.read(16)
         if header != b"SQLite format 3\x00":
             raise ProjectError(f"{dbfile}: not an SQLite database (the file is corrupt or of another kind)")
+        # With no WAL beside it the file holds everything: read it as immutable so
+        # that a refusal leaves no -wal/-shm files behind.
+        wal = dbfile.with_name(dbfile.name + "-wal")
+        uri = f"file:{dbfile}?mode=ro" + ("" if wal.exists() else "&immutable=1")
         try:
-            conn = sqlite3.connect(f"file:{dbfile}?mode=ro", uri=True)
+            conn = sqlite3.connect(uri, uri=True)
             try:
                 conn.execute("PRAGMA quick_check").fetchall()
                 rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
