@@ -58,19 +58,29 @@ def plan_footsteps(left, right, goal, frame_start: int, frame_end: int, step_len
     heading = math.atan2(d[1], d[0])
     u, n = d / dist, np.array([-math.sin(heading), math.cos(heading)])
     half_w = abs(float(np.dot(start["l"][:2] - start["r"][:2], n))) / 2 or 0.1
+    order = [first, "r" if first == "l" else "l"]
     moves = max(2, math.ceil(dist / (step_length / 2)) + 1)
-    advance = dist / (moves - 1)
+    while True:                       # fewest steps with no foot moving more than step_length
+        ends = []
+        for i in range(moves):
+            foot = order[i % 2]
+            along = dist if i == moves - 1 else (i + 1) * dist / (moves - 1)
+            side = half_w if foot == "l" else -half_w
+            ends.append((foot, np.array([*(mid + along * u + side * n), heading])))
+        cur = dict(start)
+        longest = 0.0
+        for foot, end in ends:
+            longest = max(longest, float(np.linalg.norm(end[:2] - cur[foot][:2])))
+            cur[foot] = end
+        if longest <= step_length + 1e-9 or moves > 500:
+            break
+        moves += 1
     c = (frame_end - frame_start) / (moves + 0.6)
     if 0.6 * c < 2:
         raise ValueError(f"footsteps: {moves} steps do not fit in frames {frame_start}..{frame_end}; "
                          f"allow more frames or longer steps")
     cur = dict(start)
-    order = [first, "r" if first == "l" else "l"]
-    for i in range(moves):
-        foot = order[i % 2]
-        along = dist if i == moves - 1 else (i + 1) * advance
-        side = half_w if foot == "l" else -half_w
-        end = np.array([*(mid + along * u + side * n), heading])
+    for i, (foot, end) in enumerate(ends):
         t0 = frame_start + 0.5 * c + i * c
         plan.steps.append(Step(foot, int(round(t0)), int(round(t0 + 0.6 * c)), cur[foot].copy(), end))
         cur[foot] = end
@@ -85,14 +95,16 @@ def foot_tracks(plan: FootPlan, step_height: float = 0.08) -> dict[str, np.ndarr
         i0, i1 = s.lift - plan.frame_start, s.land - plan.frame_start
         t = np.clip((frames - s.lift) / (s.land - s.lift), 0, 1)
         h = ease(t)[:, None]
-        yaw0, yaw1 = s.start[2], s.start[2] + (s.end[2] - s.start[2] + math.pi) % (2 * math.pi) - math.pi
+        turn = (s.end[2] - s.start[2] + math.pi) % (2 * math.pi) - math.pi
+        yaw0 = s.start[2]
+        yaw1 = s.end[2] if abs(turn - (s.end[2] - s.start[2])) < 1e-9 else yaw0 + turn
         xy = s.start[:2] + h * (s.end[:2] - s.start[:2])
         z = step_height * np.sin(math.pi * t)
         yaw = yaw0 + h[:, 0] * (yaw1 - yaw0)
         sel = frames >= s.lift
         out[s.foot][sel] = np.column_stack([xy, z, yaw])[sel]
         out[s.foot][i1:] = [*s.end[:2], 0.0, yaw1]
-        out[s.foot][i0] = [*s.start[:2], 0.0, yaw0]
+        out[s.foot][i0] = out[s.foot][i0 - 1] if i0 > 0 else [*s.start[:2], 0.0, yaw0]
     return out
 
 
@@ -141,6 +153,10 @@ def foot_corners(x: float, y: float, yaw: float, size: tuple[float, float]) -> n
     return local @ np.array([[c, s], [-s, c]]) + [x, y]
 
 
+def _cross(a, b) -> float:
+    return float(a[0] * b[1] - a[1] * b[0])
+
+
 def support_polygon(points: np.ndarray) -> np.ndarray:
     """Convex hull (counter-clockwise) of 2D points (Andrew's monotone chain)."""
     pts = sorted(map(tuple, np.asarray(points, float)))
@@ -148,7 +164,7 @@ def support_polygon(points: np.ndarray) -> np.ndarray:
     def half(seq):
         h = []
         for p in seq:
-            while len(h) >= 2 and np.cross(np.subtract(h[-1], h[-2]), np.subtract(p, h[-2])) <= 0:
+            while len(h) >= 2 and _cross(np.subtract(h[-1], h[-2]), np.subtract(p, h[-2])) <= 0:
                 h.pop()
             h.append(p)
         return h[:-1]
@@ -160,6 +176,6 @@ def inside(point, hull: np.ndarray, margin: float = 0.0) -> bool:
     p = np.asarray(point, float)
     for a, b in zip(hull, np.roll(hull, -1, axis=0)):
         edge = b - a
-        if np.cross(edge, p - a) / np.linalg.norm(edge) < margin - 1e-9:
+        if _cross(edge, p - a) / np.linalg.norm(edge) < margin - 1e-9:
             return False
     return True
