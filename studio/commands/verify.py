@@ -1,6 +1,90 @@
-"""`studio verify` commands."""
+"""`studio verify` and `studio score`: the verifiers and the paper's scorer from the command line."""
 from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from studio.checks.glb import GlbError
+from studio.checks.report import Report, failing_required, required_checks_pass
+from studio.checks.run import verify_film, verify_state
+from studio.checks.score import SCORED, check_film, rates
+from studio.store.project import Project
+
+from . import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, CommandError
 
 
 def register(sub) -> None:
-    """Adds the verify commands (filled in by its area)."""
+    p = sub.add_parser("verify", help="run the verifiers on a project's film, one state, or an animated .glb")
+    p.add_argument("film", type=Path, help="a project folder or an animated glTF binary (.glb)")
+    p.add_argument("--state", help="verify one storyboard state of the project instead of the film")
+    p.add_argument("--json", type=Path, help="write the reports and metrics as JSON to this file")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("score", help="penetration, floating and joint violation rates, per film and mean")
+    p.add_argument("films", type=Path, nargs="+", help="project folders or .glb files")
+    p.add_argument("--json", type=Path, help="write the table as JSON to this file")
+    p.set_defaults(func=cmd_score)
+
+
+def _exists(path: Path) -> None:
+    if not path.exists():
+        raise CommandError(f"{path}: no such project folder or .glb file", EXIT_BAD_INPUT)
+
+
+def cmd_verify(args) -> int:
+    _exists(args.film)
+    try:
+        if args.film.is_dir():
+            with Project.open(args.film) as project:
+                reports = verify_state(project, args.state) if args.state else verify_film(project)
+        else:
+            if args.state:
+                raise CommandError("--state needs a project folder, not a .glb", EXIT_BAD_INPUT)
+            reports = check_film(args.film)
+    except GlbError as e:
+        raise CommandError(str(e), EXIT_BAD_INPUT) from None
+    print_reports(reports)
+    ok = required_checks_pass(reports)
+    if args.json:
+        out = {"film": str(args.film), "state": args.state, "required_pass": ok, "metrics": rates(reports),
+               "reports": [r.to_dict() for r in reports]}
+        args.json.write_text(json.dumps(out, indent=1))
+    if not ok:
+        print("required checks failing: " + "; ".join(failing_required(reports)))
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def print_reports(reports: list[Report]) -> None:
+    print(f"{'check':<22} {'verdict':<15} {'evidence':>8} {'seconds':>8}  note")
+    for r in reports:
+        note = ""
+        if r.evidence:
+            e = r.evidence[0]
+            note = ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("axis", "point", "trace"))[:70]
+        print(f"{r.name:<22} {r.verdict:<15} {len(r.evidence):>8} {r.seconds:>8.3f}  {note}")
+
+
+def cmd_score(args) -> int:
+    rows = []
+    for film in args.films:
+        _exists(film)
+        try:
+            rows.append((str(film), rates(check_film(film, SCORED))))
+        except GlbError as e:
+            raise CommandError(str(e), EXIT_BAD_INPUT) from None
+    print(f"{'film':<40} {'frames':>7} {'penetration':>12} {'floating':>10} {'joint viol.':>12}")
+
+    def pct(v):
+        return f"{100 * v:11.1f}%" if v is not None else f"{'n/a':>12}"
+    for name, r in rows:
+        print(f"{name[-40:]:<40} {r['frames']:>7} {pct(r['penetration_rate'])} {pct(r['floating_rate'])[2:]:>10} "
+              f"{pct(r['joint_violation_rate'])}")
+    mean = {}
+    for key in ("penetration_rate", "floating_rate", "joint_violation_rate"):
+        vals = [r[key] for _, r in rows if r[key] is not None]
+        mean[key] = sum(vals) / len(vals) if vals else None
+    print(f"{'mean of ' + str(len(rows)) + ' films':<40} {'':>7} {pct(mean['penetration_rate'])} "
+          f"{pct(mean['floating_rate'])[2:]:>10} {pct(mean['joint_violation_rate'])}")
+    if args.json:
+        args.json.write_text(json.dumps({"films": [dict(r, film=n) for n, r in rows], "mean": mean}, indent=1))
+    return EXIT_OK

@@ -1,0 +1,61 @@
+"""ContactSlip (advisory): a held or resting body does not slide on what holds it.
+
+Carrying (between a plan grasp and its release): the carried body's centroid,
+seen from the carrier, should not move; a move of more than 2 mm between two
+frames is slip. Resting (a dynamic body touching a static one on two frames
+in a row): the material point of the dynamic body at the contact moves
+tangentially by more than 2 mm between the frames (rolling moves it by ~0).
+Evidence: frame, body, support, slip_m.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from studio.scene.transforms import invert
+
+from .footage import Footage
+from .report import Report
+from .supported import carries
+
+NAME = "ContactSlip"
+SLIP_M = 0.002
+
+
+def verify(film: Footage) -> Report:
+    if film.n_frames < 2:
+        return Report(NAME, "not_applicable", [], {"reason": "fewer than two frames"})
+    ev = []
+    for carrier, body, first, last in carries(film):
+        ic, ib = film.index(carrier), film.index(body)
+        idx = np.nonzero((film.frames >= first) & (film.frames <= last))[0]
+        rel = invert(film.world[ic, idx]) @ film.world[ib, idx]
+        c = np.einsum("fij,j->fi", rel[:, :3, :3], film.shapes[ib].centroid) + rel[:, :3, 3]
+        step = np.linalg.norm(np.diff(c, axis=0), axis=1)
+        for k in np.nonzero(step > SLIP_M)[0]:
+            ev.append({"frame": int(film.frames[idx[k + 1]]), "body": body, "support": carrier,
+                       "slip_m": round(float(step[k]), 6), "while": "carried"})
+    g = film.gap
+    c = film.contacts
+    for p, (a, b) in enumerate(film.pairs):
+        if film.static[a] == film.static[b]:
+            continue
+        dyn = b if film.static[a] else a
+        touch = g[:, p] <= film.taus[p]
+        both = np.nonzero(touch[:-1] & touch[1:])[0]
+        if len(both) == 0:
+            continue
+        sel = np.nonzero(c.pair == p)[0]
+        at = {int(f): k for f, k in zip(c.frame[sel], sel)}
+        ks = np.array([at[f] for f in both])
+        point, normal = c.point[ks], c.axis[ks]
+        w0, w1 = film.world[dyn, both], film.world[dyn, both + 1]
+        local = np.einsum("fij,fj->fi", invert(w0)[:, :3, :3], point) + invert(w0)[:, :3, 3]
+        moved = np.einsum("fij,fj->fi", w1[:, :3, :3], local) + w1[:, :3, 3] - point
+        tangential = moved - np.sum(moved * normal, axis=1, keepdims=True) * normal
+        slip = np.linalg.norm(tangential, axis=1)
+        for k in np.nonzero(slip > SLIP_M)[0]:
+            ev.append({"frame": int(film.frames[both[k] + 1]), "body": film.names[dyn],
+                       "support": film.names[b if dyn == a else a], "slip_m": round(float(slip[k]), 6),
+                       "while": "resting"})
+    ev.sort(key=lambda e: e["frame"])
+    return Report(NAME, "fail" if ev else "pass", ev, {"slips": len(ev)})

@@ -1,0 +1,124 @@
+"""`Footage`: what every verifier looks at, prepared once per run.
+
+The scene, each body's world matrix at every evaluated frame, each body's
+prepared `Shape`, and the pairs of bodies worth measuring with their tau.
+A pair is measured unless both bodies are static, either is a liquid or an
+effect, or they are the two links of one joint (joint adjacency is support,
+not contact). Of the measured pairs, penetration counts only those that are
+not a declared overlap and involve no consumable body (`counted`).
+Contacts are measured lazily and reused through a `ContactCache`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import trimesh
+
+from studio.scene.ir import Scene
+from studio.scene.kinematics import tracks_world
+from studio.scene.pose import Pose, Tracks
+
+from .contacts import ContactCache, Contacts, measure, tau
+from .shape import Shape, shape_of
+
+
+def excluded_body(scene: Scene, name: str) -> bool:
+    """Liquids and effects take no part in contact, support or penetration."""
+    b = scene.body(name)
+    return b.kind == "effect" or b.has("liquid")
+
+
+@dataclass
+class Footage:
+    scene: Scene
+    tracks: Tracks
+    frames: np.ndarray                 # (F,) frame numbers
+    names: list[str]
+    world: np.ndarray                  # (B,F,4,4)
+    shapes: list[Shape]
+    static: np.ndarray                 # (B,) bool
+    pairs: np.ndarray                  # (P,2) measured pairs (index into names)
+    taus: np.ndarray                   # (P,)
+    counted: np.ndarray                # (P,) bool: penetration counts for this pair
+    plan: dict | None = None
+    states: list[tuple[int, Pose]] = field(default_factory=list)
+    cache: ContactCache = field(default_factory=ContactCache)
+    _contacts: Contacts | None = None
+    _gap: np.ndarray | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks, *,
+              plan: dict | None = None, states: list[tuple[int, Pose]] | None = None,
+              cache: ContactCache | None = None) -> "Footage":
+        names = [b.name for b in scene.bodies]
+        missing = [n for n in names if n not in meshes]
+        if missing:
+            raise ValueError(f"no mesh for bodies {missing}")
+        n = max(tracks.n_frames, 1)
+        wd = tracks_world(scene, tracks) if tracks.n_frames else {}
+        world = np.stack([np.asarray(wd[b], float) if b in wd else np.tile(np.eye(4), (n, 1, 1))
+                          for b in names]) if names else np.zeros((0, n, 4, 4))
+        shapes = [shape_of(meshes[b]) for b in names]
+        static = np.array([scene.body(b).is_static for b in names], bool)
+        gone = {b for b in names if excluded_body(scene, b)}
+        adjacent = {frozenset((j.parent, j.child)) for j in scene.joints}
+        allowed = {frozenset((o.a, o.b)) for o in scene.allowed_overlaps}
+        consumable = {b.name for b in scene.bodies if b.has("consumable")}
+        pairs, taus, counted = [], [], []
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                a, b = names[i], names[j]
+                if (static[i] and static[j]) or a in gone or b in gone or frozenset((a, b)) in adjacent:
+                    continue
+                pairs.append((i, j))
+                taus.append(tau(shapes[i].thickness, shapes[j].thickness))
+                counted.append(frozenset((a, b)) not in allowed and a not in consumable and b not in consumable)
+        frames = tracks.frames if tracks.n_frames else np.zeros(0, np.int64)
+        return cls(scene, tracks, frames, names, world, shapes, static,
+                   np.asarray(pairs, np.int64).reshape(-1, 2), np.asarray(taus, float),
+                   np.asarray(counted, bool), plan, list(states or []), cache or ContactCache())
+
+    @property
+    def n_frames(self) -> int:
+        return len(self.frames)
+
+    def index(self, body: str) -> int:
+        return self.names.index(body)
+
+    @property
+    def contacts(self) -> Contacts:
+        """Every measured pair-frame within tau of touching (or overlapping)."""
+        if self._contacts is None:
+            self._contacts = measure(self.shapes, self.world[:, :self.n_frames], self.pairs, self.taus,
+                                     self.taus, self.cache)
+        return self._contacts
+
+    @property
+    def gap(self) -> np.ndarray:
+        """(F,P) signed surface distance; +inf where the boxes are further apart than tau."""
+        if self._gap is None:
+            g = np.full((self.n_frames, len(self.pairs)), np.inf)
+            c = self.contacts
+            g[c.frame, c.pair] = c.gap
+            self._gap = g
+        return self._gap
+
+    def pair_index(self, a: str, b: str) -> tuple[int, bool] | None:
+        """Index of the measured pair {a, b} and whether a is its first body."""
+        ia, ib = self.index(a), self.index(b)
+        hit = np.nonzero(((self.pairs[:, 0] == ia) & (self.pairs[:, 1] == ib))
+                         | ((self.pairs[:, 0] == ib) & (self.pairs[:, 1] == ia)))[0]
+        return (int(hit[0]), bool(self.pairs[hit[0], 0] == ia)) if len(hit) else None
+
+    def pair_gap(self, a: str, b: str, margin: float) -> np.ndarray:
+        """(F,) signed surface distance of any two bodies where within margin (+inf beyond)."""
+        ia, ib = self.index(a), self.index(b)
+        t = tau(self.shapes[ia].thickness, self.shapes[ib].thickness)
+        c = measure([self.shapes[ia], self.shapes[ib]], self.world[[ia, ib], :self.n_frames],
+                    np.array([[0, 1]]), np.array([t]), np.array([margin]), self.cache)
+        out = np.full(self.n_frames, np.inf)
+        out[c.frame] = c.gap
+        return out

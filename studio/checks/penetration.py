@@ -1,0 +1,44 @@
+"""NoPenetration (required): no two bodies interpenetrate deeper than tau(A,B) at any frame.
+
+tau(A,B) = max(1 mm, min(5 mm, 0.5·min(l_A, l_B))), l = thickness (smallest
+extent of the oriented bounding box), as in the paper's public scorer. Pairs
+that never count: declared overlaps (scene.allowed_overlaps), the two links
+of one joint, liquids and effects, consumable bodies, two static bodies.
+A body wholly inside another counts (its samples lie deep in the other's
+distance field). Evidence per counted pair-frame: frame, a, b, depth_m, tau_m,
+axis (unit, pushes a out of b), push_m, point. The penetration rate (frames
+with at least one counted pair / frames) is the scorer's P_m.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .footage import Footage
+from .report import Report
+
+NAME = "NoPenetration"
+
+
+def verify(film: Footage) -> Report:
+    counted = np.nonzero(film.counted)[0]
+    if len(counted) == 0 or film.n_frames == 0:
+        return Report(NAME, "not_applicable", [], {"penetration_rate": 0.0, "frames": film.n_frames,
+                                                   "reason": "no pair of bodies that could count"})
+    c = film.contacts
+    hit = film.counted[c.pair] & (-c.gap > film.taus[c.pair])
+    idx = np.nonzero(hit)[0]
+    idx = idx[np.lexsort((c.pair[idx], c.frame[idx]))]
+    evidence = []
+    for k in idx:
+        a, b = film.pairs[c.pair[k]]
+        depth = float(-c.gap[k])
+        evidence.append({"frame": int(film.frames[c.frame[k]]), "a": film.names[a], "b": film.names[b],
+                         "depth_m": round(depth, 6), "tau_m": round(float(film.taus[c.pair[k]]), 6),
+                         "axis": [round(float(v), 6) for v in c.axis[k]], "push_m": round(depth, 6),
+                         "point": [round(float(v), 6) for v in c.point[k]]})
+    bad_frames = np.unique(c.frame[idx])
+    rate = len(bad_frames) / film.n_frames
+    metrics = {"penetration_rate": rate, "frames": film.n_frames, "frames_with_penetration": len(bad_frames),
+               "pair_frames": int(len(counted) * film.n_frames), "pair_frames_measured": int(len(c.frame)),
+               "max_depth_m": round(float(max((e["depth_m"] for e in evidence), default=0.0)), 6)}
+    return Report(NAME, "fail" if evidence else "pass", evidence, metrics)

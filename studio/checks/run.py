@@ -1,0 +1,159 @@
+"""Running the verifiers: on a film, on one storyboard state, on an edited interval.
+
+Each verifier is a module with NAME and verify(footage) -> Report. `run_checks`
+runs them all; a verifier that raises becomes an `error` report (its message
+in the evidence) and the others still run. `verify_film` and `verify_state`
+store their reports in the project with the hash of what they checked, so a
+report about an older film or state is recognisable as stale.
+`FilmCheck` keeps a film's prepared assets and measured contacts so that
+re-verifying an edited interval costs only that interval.
+"""
+from __future__ import annotations
+
+import json
+import time
+import traceback
+
+import numpy as np
+import trimesh
+
+from studio.scene.ir import Scene, canonical_hash
+from studio.scene.io import load_scene
+from studio.scene.meshes import scene_design_id, scene_meshes
+from studio.scene.pose import Pose, Tracks
+from studio.store.project import Project
+from studio.timeline.film import load_film_tracks
+from studio.timeline.storyboard import get_state, list_states
+
+from . import (contact_slip, continuity, events, joint_limits, penetration, support_margin, supported,
+               wellformed)
+from .contacts import ContactCache
+from .footage import Footage
+from .report import Report, save_reports
+
+VERIFIERS = [wellformed, joint_limits, penetration, events, supported, continuity, support_margin, contact_slip]
+
+
+def run_on(footage: Footage, names: list[str] | None = None) -> list[Report]:
+    """Every verifier (or those named) on prepared footage; a crash is an error report."""
+    out = []
+    for v in VERIFIERS:
+        if names is not None and v.NAME not in names:
+            continue
+        t0 = time.perf_counter()
+        try:
+            r = v.verify(footage)
+        except Exception as err:   # a broken verifier must not take the run down with it
+            r = Report(v.NAME, "error", [{"reason": f"{type(err).__name__}: {err}",
+                                           "trace": traceback.format_exc(limit=4)}], {})
+        r.seconds = round(time.perf_counter() - t0, 4)
+        out.append(r)
+    return out
+
+
+def run_checks(scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks, *, plan: dict | None = None,
+               states: list | None = None, names: list[str] | None = None,
+               cache: ContactCache | None = None) -> list[Report]:
+    """Verify baked tracks; states: (frame, Pose[, id]) the tracks must hit."""
+    footage = Footage.build(scene, meshes, tracks, plan=plan, states=states, cache=cache)
+    return run_on(footage, names)
+
+
+def approved_states(project: Project) -> list[tuple[int, Pose, str]]:
+    """Storyboard states whose latest review approves them."""
+    from studio.timeline.reviews import latest_review
+    out = []
+    for s in list_states(project):
+        r = latest_review(project, s.id)
+        if r is not None and r.verdict == "approve":
+            out.append((s.frame, s.pose, s.id))
+    return out
+
+
+def film_hash(tracks: Tracks, scene: Scene, plan: dict | None) -> str:
+    return canonical_hash({"tracks": tracks.hash(), "design": scene_design_id(scene), "plan": plan})[:16]
+
+
+def verify_film(project: Project, cache: ContactCache | None = None) -> list[Report]:
+    """Verify the project's baked film and store the reports as target 'film'."""
+    scene = load_scene(project)
+    tracks = load_film_tracks(project)
+    if tracks is None:
+        raise ValueError(f"{project.path}: nothing is baked yet (no segments in the tracks table)")
+    plan = project.get_doc("plan")
+    states = [(f, p.completed(scene), i) for f, p, i in approved_states(project)]
+    reports = run_checks(scene, scene_meshes(scene, project.path), tracks, plan=plan, states=states, cache=cache)
+    save_reports(project, "film", reports, checked_hash=film_hash(tracks, scene, plan), actor="verifier")
+    return reports
+
+
+def verify_state(project: Project, state_id: str) -> list[Report]:
+    """One-frame checks of a storyboard state, stored as target 'state:<id>'."""
+    scene = load_scene(project)
+    state = get_state(project, state_id)
+    if state is None:
+        raise KeyError(f"{project.path}: no storyboard state {state_id!r}")
+    pose = state.pose.completed(scene, where=f"state {state_id}.pose")
+    tracks = Tracks.from_poses(state.frame, [pose])
+    footage = Footage.build(scene, scene_meshes(scene, project.path), tracks, plan=project.get_doc("plan"),
+                            states=[(state.frame, pose, state.id)])
+    footage.extra["whole_windows"] = True
+    reports = run_on(footage)
+    row = list(project.db.query("SELECT content_hash FROM states WHERE id = ?", [state_id]))
+    save_reports(project, f"state:{state_id}", reports, checked_hash=row[0]["content_hash"], actor="verifier")
+    return reports
+
+
+class FilmCheck:
+    """A film's prepared meshes and measured contacts, for re-verifying edited intervals."""
+
+    def __init__(self, scene: Scene, meshes: dict[str, trimesh.Trimesh], *, plan: dict | None = None,
+                 states: list | None = None):
+        self.scene, self.meshes, self.plan, self.states = scene, meshes, plan, list(states or [])
+        self.cache = ContactCache()
+        self.tracks: Tracks | None = None
+        self.reports: list[Report] = []
+
+    def verify(self, tracks: Tracks) -> list[Report]:
+        self.tracks = tracks
+        self.reports = run_checks(self.scene, self.meshes, tracks, plan=self.plan, states=self.states,
+                                  cache=self.cache)
+        return self.reports
+
+    def verify_interval(self, tracks: Tracks, start: int, end: int) -> list[Report]:
+        """Re-verify frames start..end of edited tracks; other frames keep their findings."""
+        if self.tracks is None:
+            return self.verify(tracks)
+        part = tracks.slice(max(start, tracks.frame_start), min(end, tracks.frame_end))
+        states = [s for s in self.states if start <= s[0] <= end]
+        fresh = run_checks(self.scene, self.meshes, part, plan=self.plan, states=states, cache=self.cache,
+                           names=[penetration.NAME, joint_limits.NAME, wellformed.NAME, supported.NAME])
+        merged = []
+        for old in self.reports:
+            new = next((r for r in fresh if r.name == old.name), None)
+            merged.append(_merge(old, new, start, end, tracks.n_frames) if new else old)
+        self.tracks, self.reports = tracks, merged
+        return merged
+
+
+def _merge(old: Report, new: Report, start: int, end: int, n_frames: int) -> Report:
+    """Old evidence outside start..end plus the new evidence inside it; rates recomputed."""
+    keep = [e for e in old.evidence if not start <= e.get("frame", start - 1) <= end]
+    ev = sorted(keep + new.evidence, key=lambda e: e.get("frame", 0))
+    metrics = dict(old.metrics)
+    if old.name == penetration.NAME:
+        frames = {e["frame"] for e in ev}
+        metrics.update(penetration_rate=len(frames) / max(n_frames, 1), frames_with_penetration=len(frames))
+    if old.name == supported.NAME and metrics.get("body_frames"):
+        metrics.update(floating_rate=len(ev) / metrics["body_frames"], floating_body_frames=len(ev))
+    verdict = "fail" if ev else ("pass" if old.verdict in ("pass", "fail") else old.verdict)
+    if "error" in (old.verdict, new.verdict):
+        verdict = "error"
+    return Report(old.name, verdict, ev, metrics, new.seconds)
+
+
+def reports_json(reports: list[Report]) -> str:
+    return json.dumps([r.to_dict() for r in reports], indent=1)
+
+
+__all__ = ["run_checks", "verify_state", "verify_film", "FilmCheck", "approved_states", "film_hash", "np"]

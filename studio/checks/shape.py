@@ -1,0 +1,247 @@
+"""What the verifiers know about one mesh, prepared once and kept by content hash.
+
+A `Shape` holds a body's surface samples (vertices, points along sharp edges,
+points spread over the faces) grouped into small clusters with a bounding
+sphere each, its thickness (smallest extent of the oriented bounding box, the
+`l` of the tau rule), and a signed-distance grid over its bounding box
+(negative inside, metres). The grid is a fast estimate; `grid_err` is how far
+it may be off, so callers re-check exactly (`exact_signed`) when an estimate
+lands within that distance of a threshold. Shapes are cached in memory and on
+disk (~/.cache/keypose-studio/checks) keyed by the mesh's content hash.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+VERSION = 3
+GRID_POINTS = 25            # samples per axis of the signed-distance grid
+CLUSTER_SIZE = 48           # surface samples per cluster
+_MEMORY: dict[str, "Shape"] = {}
+
+
+def mesh_hash(mesh: trimesh.Trimesh) -> str:
+    """Content hash of a mesh: its vertices and faces, nothing else."""
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(mesh.vertices, dtype=np.float64).tobytes())
+    h.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).tobytes())
+    return h.hexdigest()[:20]
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("KEYPOSE_CACHE") or str(Path.home() / ".cache" / "keypose-studio")
+    return Path(root) / "checks"
+
+
+@dataclass
+class Shape:
+    hash: str
+    mesh: trimesh.Trimesh
+    lo: np.ndarray              # local bounding box
+    hi: np.ndarray
+    thickness: float
+    centroid: np.ndarray
+    points: np.ndarray          # (N,3) surface samples, grouped by cluster
+    starts: np.ndarray          # (C+1,) cluster offsets into points
+    reps: np.ndarray            # (C,3) a surface sample near each cluster's middle
+    radii: np.ndarray           # (C,) largest distance from rep to its cluster's samples
+    grid_lo: np.ndarray
+    grid_step: np.ndarray
+    grid: np.ndarray            # (nx,ny,nz) signed distance, negative inside
+    grid_err: np.ndarray        # (nx-1,ny-1,nz-1) how far the grid may be off in each cell
+
+    def signed(self, p: np.ndarray) -> np.ndarray:
+        """Signed distance estimate (negative inside) at local points (...,3), trilinear."""
+        p = np.asarray(p, float)
+        n = np.array(self.grid.shape)
+        u = (p - self.grid_lo) / self.grid_step
+        outside = np.any((u < 0) | (u > n - 1), axis=-1)
+        uc = np.clip(u, 0, n - 1 - 1e-9)
+        i = np.floor(uc).astype(np.int64)
+        f = uc - i
+        g = self.grid
+        x0, y0, z0 = i[..., 0], i[..., 1], i[..., 2]
+        fx, fy, fz = f[..., 0], f[..., 1], f[..., 2]
+        c00 = g[x0, y0, z0] * (1 - fx) + g[x0 + 1, y0, z0] * fx
+        c10 = g[x0, y0 + 1, z0] * (1 - fx) + g[x0 + 1, y0 + 1, z0] * fx
+        c01 = g[x0, y0, z0 + 1] * (1 - fx) + g[x0 + 1, y0, z0 + 1] * fx
+        c11 = g[x0, y0 + 1, z0 + 1] * (1 - fx) + g[x0 + 1, y0 + 1, z0 + 1] * fx
+        val = (c00 * (1 - fy) + c10 * fy) * (1 - fz) + (c01 * (1 - fy) + c11 * fy) * fz
+        if np.any(outside):
+            top = self.grid_lo + (n - 1) * self.grid_step
+            gap = np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - p, p - top)), axis=-1)
+            val = np.where(outside, gap + self.pad, val)
+        return val
+
+    @property
+    def pad(self) -> float:
+        """The grid's smallest margin around the mesh: a lower bound on distance outside it."""
+        return float(np.min(np.minimum(self.lo - self.grid_lo, self.grid_lo + (np.array(self.grid.shape) - 1)
+                                       * self.grid_step - self.hi)))
+
+    def error_at(self, p: np.ndarray) -> np.ndarray:
+        """How far `signed` may be off at local points (...,3); zero outside the grid (a strict bound there)."""
+        p = np.asarray(p, float)
+        m = np.array(self.grid_err.shape)
+        u = np.floor((p - self.grid_lo) / self.grid_step).astype(np.int64)
+        inside = np.all((u >= 0) & (u < m), axis=-1)
+        u = np.clip(u, 0, m - 1)
+        return np.where(inside, self.grid_err[u[..., 0], u[..., 1], u[..., 2]], 0.0)
+
+    def exact_signed(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Exact signed distance (negative inside) and closest surface points for local points (N,3)."""
+        p = np.asarray(p, float).reshape(-1, 3)
+        if len(p) == 0:
+            return np.zeros(0), np.zeros((0, 3))
+        closest, dist, _ = trimesh.proximity.closest_point(self.mesh, p)
+        inside = self.contains(p)
+        return np.where(inside, -dist, dist), closest
+
+    def contains(self, p: np.ndarray) -> np.ndarray:
+        if self.mesh.is_convex:
+            return np.all(p @ self.mesh.face_normals.T - np.sum(self.mesh.face_normals * self.mesh.triangles[:, 0], 1)
+                          < 0, axis=1)
+        return self.mesh.contains(p)
+
+
+def shape_of(mesh: trimesh.Trimesh) -> Shape:
+    """The prepared shape of a mesh, from memory, the disk cache, or built now."""
+    key = mesh_hash(mesh)
+    if key in _MEMORY:
+        return _MEMORY[key]
+    path = cache_dir() / f"{key}-v{VERSION}.npz"
+    shape = None
+    if path.exists():
+        try:
+            shape = _load(path, key, mesh)
+        except (OSError, ValueError, KeyError):
+            shape = None
+    if shape is None:
+        shape = build_shape(mesh, key)
+        _save(path, shape)
+    _MEMORY[key] = shape
+    return shape
+
+
+def thickness_of(mesh: trimesh.Trimesh) -> float:
+    """Smallest extent of the oriented bounding box (the tau rule's l)."""
+    try:
+        return float(np.min(mesh.bounding_box_oriented.primitive.extents))
+    except Exception:   # degenerate meshes (flat, a few points): fall back to the axis-aligned box
+        return float(np.min(mesh.extents))
+
+
+def build_shape(mesh: trimesh.Trimesh, key: str | None = None) -> Shape:
+    mesh = trimesh.Trimesh(mesh.vertices, mesh.faces, process=False)
+    key = key or mesh_hash(mesh)
+    lo, hi = mesh.bounds
+    points = _surface_samples(mesh)
+    order, starts = _clusters(points)
+    points = points[order]
+    reps, radii = _cluster_spheres(points, starts)
+    ext = hi - lo
+    pad = np.maximum(0.008, 0.08 * ext)
+    axes = [np.linspace(lo[i] - pad[i], hi[i] + pad[i], GRID_POINTS) for i in range(3)]
+    gp = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+    shape = Shape(key, mesh, lo, hi, thickness_of(mesh), np.asarray(mesh.centroid, float), points, starts,
+                  reps, radii, lo - pad, (2 * pad + ext) / (GRID_POINTS - 1), np.zeros((1, 1, 1)),
+                  np.zeros((1, 1, 1)))
+    shape.grid = shape.exact_signed(gp)[0].reshape(GRID_POINTS, GRID_POINTS, GRID_POINTS)
+    shape.grid_err = _grid_error(shape)
+    return shape
+
+
+def _surface_samples(mesh: trimesh.Trimesh, target: int = 2400) -> np.ndarray:
+    """Vertices, points along sharp edges, and points spread over the faces."""
+    rng = np.random.default_rng(7)
+    parts = [np.asarray(mesh.vertices, float)]
+    diag = float(np.linalg.norm(mesh.extents))
+    if len(mesh.faces) > 1:
+        sharp = mesh.face_adjacency_angles > 0.35
+        edges = mesh.vertices[mesh.face_adjacency_edges[sharp]]
+        if len(edges):
+            lengths = np.linalg.norm(edges[:, 1] - edges[:, 0], axis=1)
+            step = max(diag / 120, float(lengths.sum()) / 1200)
+            counts = np.maximum(0, np.ceil(lengths / step).astype(int) - 1)
+            t = np.concatenate([(np.arange(1, c + 1) / (c + 1)) for c in counts]) if counts.sum() else np.zeros(0)
+            e = np.repeat(np.arange(len(edges)), counts)
+            parts.append(edges[e, 0] + t[:, None] * (edges[e, 1] - edges[e, 0]))
+    n_face = max(200, target - sum(len(p) for p in parts))
+    w = mesh.area_faces / max(mesh.area, 1e-12)
+    tri = rng.choice(len(mesh.faces), size=n_face, p=w)
+    r1, r2 = rng.random(n_face), rng.random(n_face)
+    flip = r1 + r2 > 1
+    r1, r2 = np.where(flip, 1 - r1, r1), np.where(flip, 1 - r2, r2)
+    t = mesh.triangles[tri]
+    parts.append(t[:, 0] + r1[:, None] * (t[:, 1] - t[:, 0]) + r2[:, None] * (t[:, 2] - t[:, 0]))
+    pts = np.concatenate(parts)
+    return np.unique(np.round(pts, 9), axis=0)
+
+
+def _clusters(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Order samples so that each run of <= CLUSTER_SIZE is spatially compact (median splits)."""
+    out, starts = [], [0]
+    stack = [np.arange(len(points))]
+    while stack:
+        idx = stack.pop()
+        if len(idx) <= CLUSTER_SIZE:
+            out.append(idx)
+            starts.append(starts[-1] + len(idx))
+            continue
+        p = points[idx]
+        axis = int(np.argmax(p.max(0) - p.min(0)))
+        o = np.argsort(p[:, axis], kind="stable")
+        half = len(idx) // 2
+        stack.append(idx[o[half:]])
+        stack.append(idx[o[:half]])
+    return np.concatenate(out), np.asarray(starts)
+
+
+def _cluster_spheres(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    reps, radii = [], []
+    for a, b in zip(starts[:-1], starts[1:]):
+        p = points[a:b]
+        rep = p[np.argmin(np.linalg.norm(p - p.mean(0), axis=1))]
+        reps.append(rep)
+        radii.append(np.linalg.norm(p - rep, axis=1).max())
+    return np.asarray(reps), np.asarray(radii)
+
+
+def _grid_error(shape: Shape) -> np.ndarray:
+    """Per cell: the grid's miss at cell centres near the surface, widened to the neighbours, with
+    headroom; far from the surface a cell's diagonal (the most a 1-Lipschitz field can bend there)."""
+    from scipy.ndimage import maximum_filter
+    m = GRID_POINTS - 1
+    idx = np.stack(np.meshgrid(*[np.arange(m)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+    centres = shape.grid_lo + (idx + 0.5) * shape.grid_step
+    est = shape.signed(centres)
+    diag = float(np.linalg.norm(shape.grid_step))
+    err = np.full(len(centres), diag)
+    near = np.abs(est) < 0.012 + diag
+    err[near] = np.abs(est[near] - shape.exact_signed(centres[near])[0])
+    err = maximum_filter(err.reshape(m, m, m), size=3, mode="nearest")
+    return err * 1.5 + 2e-5
+
+
+def _save(path: Path, s: Shape) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, lo=s.lo, hi=s.hi, thickness=s.thickness, centroid=s.centroid, points=s.points,
+                 starts=s.starts, reps=s.reps, radii=s.radii, grid_lo=s.grid_lo, grid_step=s.grid_step,
+                 grid=s.grid, grid_err=s.grid_err)
+        os.replace(tmp, path)
+    except OSError:
+        pass   # a read-only cache only costs time
+
+
+def _load(path: Path, key: str, mesh: trimesh.Trimesh) -> Shape:
+    with np.load(path) as z:
+        return Shape(key, trimesh.Trimesh(mesh.vertices, mesh.faces, process=False), z["lo"], z["hi"],
+                     float(z["thickness"]), z["centroid"], z["points"], z["starts"], z["reps"], z["radii"],
+                     z["grid_lo"], z["grid_step"], z["grid"], z["grid_err"])
