@@ -137,13 +137,18 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(centre)
         self.storyboard = QtStoryboard(self.qsession, self.playhead, self.stack)
         self.storyboard.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
-        self._dock("Storyboard", self.storyboard, Qt.DockWidgetArea.BottomDockWidgetArea)
+        board = self._dock("Storyboard", self.storyboard, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.panels = {}
         for title, area, make in optional_panels():
             panel = make(self)
             if panel is not None:
                 self.panels[title] = panel
-                self._dock(title, panel, area)
+                if hasattr(panel, "message"):
+                    panel.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
+                dock = self._dock(title, panel, area)
+                if area == Qt.DockWidgetArea.BottomDockWidgetArea:
+                    self.tabifyDockWidget(board, dock)
+        board.raise_()
         self._views = [self.viewport, self.scrubber, self.storyboard, *self.panels.values()]
         self.qsession.changed.connect(self._on_changed)
         self._on_changed()

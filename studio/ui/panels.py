@@ -18,5 +18,10 @@ def _plan(win):
     return QtPlan(win.qsession)
 
 
+def _jobs(win):
+    from .qt_jobs import QtJobs
+    return QtJobs(win.qsession)
+
+
 def optional_panels():
-    return [("Checks", RIGHT, _checks), ("Plan", LEFT, _plan)]
+    return [("Checks", RIGHT, _checks), ("Plan", LEFT, _plan), ("Jobs", BOTTOM, _jobs)]

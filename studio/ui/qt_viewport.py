@@ -165,7 +165,7 @@ class QtViewport(QWidget):
                                           always_visible=True, render=False, reset_camera=False)
 
     def body_color(self, name: str) -> tuple:
-        return tuple(self.actors[name].prop.color)
+        return tuple(self.actors[name].prop.color.float_rgb)
 
     # ---- repair preview --------------------------------------------------
     def show_ghost(self, world: dict[str, np.ndarray]) -> None:

@@ -1,0 +1,208 @@
+"""The job panel: queued and running jobs with progress bars; cancel, resume
+or retry; the log of the selected job; and "open output" for its stills,
+videos and .blend files. Jobs run in worker processes through the jobs
+package's local runner, so the window stays responsive while a film renders;
+the panel learns of their progress from the database (the session polls it)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QProgressBar, QPushButton, QSplitter,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from studio.jobs import queue
+from studio.jobs.local import LocalRunner
+from studio.jobs.spec import still_spec
+from studio.store.project import Project
+
+from .qt_session import QtSession
+from .worker import Worker
+
+COLUMNS = ("job", "kind", "state", "progress", "attempts", "error")
+
+
+def cancel(path, job_id, runner, state) -> str:
+    """Cancel on a worker thread: stopping a Blender process may take a few seconds."""
+    runner.cancel(job_id)
+    return f"job {job_id} cancelled"
+
+
+def output_paths(project: Project, job: queue.Job) -> list[Path]:
+    """Files a person may open: delivered copies first (renders/, exports/), then the job folder's."""
+    folder = queue.job_dir(project, job.id)
+    out: list[Path] = []
+    for rel, dest in (job.spec.get("deliver") or {}).items():
+        p = project.path / dest if not Path(dest).is_absolute() else Path(dest)
+        if p.exists():
+            out.append(p)
+        elif (folder / rel).exists():
+            out.append(folder / rel)
+    for rel in job.outputs:
+        p = folder / rel
+        if p.exists() and p not in out and p.suffix in (".png", ".mp4", ".blend", ".jpg", ".exr"):
+            out.append(p)
+    return out
+
+
+class QtJobs(QWidget):
+    message = Signal(str)
+
+    def __init__(self, qsession: QtSession, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = qsession.session
+        self.runner: LocalRunner | None = None
+        self._workers: list[Worker] = []
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.itemSelectionChanged.connect(self._show_selected)
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.outputs = QComboBox()
+        self.stills_button = QPushButton("Render stills")
+        self.cancel_button = QPushButton("Cancel")
+        self.resume_button = QPushButton("Resume / Retry")
+        self.open_button = QPushButton("Open output")
+        self.stills_button.clicked.connect(self.render_stills)
+        self.cancel_button.clicked.connect(self.cancel_selected)
+        self.resume_button.clicked.connect(self.resume_selected)
+        self.open_button.clicked.connect(self.open_output)
+        bar = QHBoxLayout()
+        for w in (self.stills_button, self.cancel_button, self.resume_button, self.outputs, self.open_button):
+            bar.addWidget(w)
+        bar.addStretch(1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.table)
+        split.addWidget(self.log)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(bar)
+        lay.addWidget(split)
+        qsession.changed.connect(self.reload)
+        self.reload()
+
+    # ---- showing ---------------------------------------------------------
+    def jobs(self) -> list[queue.Job]:
+        return queue.list_jobs(self.session.project)
+
+    def reload(self) -> None:
+        selected = self.selected_id()
+        jobs = self.jobs()
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(jobs))
+        for i, job in enumerate(jobs):
+            for j, value in enumerate((str(job.id), job.kind, job.state, None, str(job.attempts),
+                                       job.error.splitlines()[0] if job.error else "")):
+                if j == 3:
+                    bar = self.table.cellWidget(i, 3) or QProgressBar()
+                    bar.setRange(0, 1000)
+                    bar.setValue(round(1000 * job.progress))
+                    bar.setFormat(f"{job.progress:.0%}")
+                    self.table.setCellWidget(i, 3, bar)
+                    continue
+                item = QTableWidgetItem(value)
+                item.setData(Qt.ItemDataRole.UserRole, job.id)
+                self.table.setItem(i, j, item)
+            if job.id == selected:
+                self.table.selectRow(i)
+        self.table.blockSignals(False)
+        self._show_selected()
+
+    def selected_id(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        if not rows:
+            return None
+        item = self.table.item(rows[0].row(), 0)
+        return int(item.text()) if item else None
+
+    def select_job(self, job_id: int) -> None:
+        for i in range(self.table.rowCount()):
+            if self.table.item(i, 0) and int(self.table.item(i, 0).text()) == job_id:
+                self.table.selectRow(i)
+
+    def _show_selected(self) -> None:
+        job_id = self.selected_id()
+        job = None
+        if job_id is not None:
+            try:
+                job = queue.get_job(self.session.project, job_id)
+            except queue.JobError:
+                job = None
+        self.cancel_button.setEnabled(job is not None and not job.finished)
+        self.resume_button.setEnabled(job is not None and job.state in queue.RESUMABLE)
+        self.outputs.clear()
+        if job is None:
+            self.log.setPlainText("")
+            self.open_button.setEnabled(False)
+            return
+        logfile = queue.job_dir(self.session.project, job.id) / "log.txt"
+        text = logfile.read_text(errors="replace")[-20000:] if logfile.exists() else job.log
+        if job.error:
+            text = f"{job.state}: {job.error}\n\n{text}"
+        if self.log.toPlainText() != text:
+            self.log.setPlainText(text)
+            self.log.verticalScrollBar().setValue(self.log.verticalScrollBar().maximum())
+        for p in output_paths(self.session.project, job):
+            self.outputs.addItem(p.name, str(p))
+        self.open_button.setEnabled(self.outputs.count() > 0)
+
+    # ---- acting ----------------------------------------------------------
+    def _runner(self) -> LocalRunner:
+        if self.runner is None:
+            self.runner = LocalRunner(self.session.project.path)
+        return self.runner
+
+    def start(self, job_id: int) -> None:
+        self._runner().start(job_id)
+        self.message.emit(f"job {job_id} started")
+
+    def render_stills(self) -> None:
+        try:
+            job = queue.submit(self.session.project, "still", lambda d: still_spec(self.session.project, d))
+        except Exception as e:     # e.g. no camera, no states: say why
+            self.message.emit(str(e))
+            return
+        self.start(job.id)
+        self.reload()
+        self.select_job(job.id)
+
+    def cancel_selected(self) -> None:
+        job_id = self.selected_id()
+        if job_id is None:
+            return
+        self.cancel_button.setEnabled(False)
+        w = Worker(cancel, self.session.project.path, job_id, self._runner())
+        w.done.connect(self._after)
+        w.failed.connect(self._after)
+        self._workers.append(w)
+        w.start()
+
+    def resume_selected(self) -> None:
+        job_id = self.selected_id()
+        if job_id is None:
+            return
+        try:
+            queue.requeue(self.session.project, job_id)
+        except queue.JobError as e:
+            self.message.emit(str(e))
+            return
+        self.start(job_id)
+
+    def _after(self, text) -> None:
+        self.message.emit(str(text))
+        self.session.poll()
+
+    def open_output(self) -> bool:
+        path = self.outputs.currentData()
+        return bool(path) and QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+
+    def close_view(self) -> None:
+        """Stop this window's running jobs (they are marked interrupted and can be resumed)."""
+        if self.runner is not None:
+            self.runner.shutdown()
+            self.runner = None

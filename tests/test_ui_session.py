@@ -1,0 +1,107 @@
+"""The studio window's Qt-free models: playhead, session, failures, cards (headless)."""
+from __future__ import annotations
+
+import numpy as np
+
+from studio.store.project import Project
+from studio.store.reports import Report, save_reports
+from studio.timeline.commands import CommandStack, ReviewState, SetPose
+from studio.ui.failures import by_frame, current_failures
+from studio.ui.playhead import Playhead
+from studio.ui.session import Session
+from ui_scenes import add_boxes
+
+
+def test_playhead_clamps_and_wraps_only_while_playing():
+    ph = Playhead(1001, 1010)
+    seen = []
+    ph.frame_changed.connect(seen.append)
+    ph.set_frame(2000)
+    assert ph.frame == 1010 and seen == [1010]
+    ph.step()
+    assert ph.frame == 1010                 # paused: stays at the end
+    ph.set_playing(True)
+    ph.step()
+    assert ph.frame == 1001                 # playing: wraps to the start
+    ph.set_range(1001, 1005)
+    ph.set_frame(1004)
+    ph.set_range(1001, 1003)
+    assert ph.frame == 1003
+
+
+def test_session_holds_each_state_until_the_next(tmp_project):
+    add_boxes(tmp_project, states=3)
+    s = Session(tmp_project)
+    assert s.frame_range() == (1001, 1049)
+    # crate is a root at x = -1 + 0.5 i for state i; frame 1030 is held by s2 (1025)
+    assert np.allclose(s.world_at(1030)["crate"][:3, 3], [-0.5, 0, 0])
+    assert np.allclose(s.world_at(1049)["crate"][:3, 3], [0.0, 0, 0])
+    # the arm hangs off the post 1 m up; the shoulder of s1 is -1.0 rad about +Z
+    arm = s.world_at(1001)["arm"]
+    assert np.allclose(arm[:3, 3], [1, 1, 1])
+    assert np.isclose(np.arctan2(arm[1, 0], arm[0, 0]), -1.0)
+    assert s.camera_at(1001).name == "wide"
+
+
+def test_refresh_reports_scene_changes_only_when_the_scene_changed(tmp_project):
+    add_boxes(tmp_project, states=2)
+    s = Session(tmp_project)
+    events = []
+    s.scene_changed.connect(lambda: events.append("scene"))
+    s.changed.connect(lambda: events.append("changed"))
+    s.committed.connect(s.refresh)
+    ReviewState(tmp_project, "s1", "approve").do()
+    assert events == ["changed"]
+    from studio.scene.io import save_scene
+    scene = s.scene
+    scene.bodies[1].geometry.size = [0.6, 0.5, 0.5]
+    save_scene(tmp_project, scene)
+    assert events[-2:] == ["scene", "changed"]
+
+
+def test_poll_notices_a_commit_from_another_process_connection(tmp_project):
+    add_boxes(tmp_project, states=2)
+    s = Session(tmp_project)
+    s.committed.connect(s.refresh)
+    assert s.poll() is False
+    with Project.open(tmp_project.path) as other:     # e.g. a job runner or the CLI
+        ReviewState(other, "s2", "reject", "arm clips the post").do()
+    assert s.poll() is True
+    card = {c.state_id: c for c in s.cards}["s2"]
+    assert card.status == "rejected" and "arm clips the post" in card.reasons[0]
+
+
+def test_cards_turn_stale_when_an_approved_pose_is_edited(tmp_project):
+    add_boxes(tmp_project, states=2)
+    s = Session(tmp_project)
+    s.committed.connect(s.refresh)
+    stack = CommandStack()
+    stack.run(ReviewState(tmp_project, "s1", "approve"))
+    card = s.cards[0]
+    assert card.state_id == "s1" and not any(r.startswith("stale") for r in card.reasons)
+    pose = s.states[0].pose.copy()
+    pose.joints["shoulder"] = 0.3
+    stack.run(SetPose(tmp_project, "s1", pose))
+    assert s.cards[0].status == "stale"
+    assert stack.undo_label == "Undo pose s1"
+    stack.undo()
+    assert s.cards[0].status != "stale"
+
+
+def test_failures_become_pins_at_their_frames(tmp_project):
+    scene = add_boxes(tmp_project, states=2)
+    save_reports(tmp_project, "film", [
+        Report("NoPenetration", "fail", [{"frame": 1003, "a": "crate", "b": "post", "depth_m": 0.012,
+                                          "axis": [1, 0, 0], "push_m": 0.012, "point": [0.5, 0.5, 0.2]}]),
+        Report("JointLimits", "fail", [{"joint": "shoulder", "frame": 1010, "frames": [1010, 1011, 1012],
+                                        "value": 1.7, "limit": 1.5}]),
+        Report("Supported", "fail", [{"frame": 1020, "body": "crate"}]),
+        Report("AnimationWellFormed", "pass")], checked_hash="x")
+    fails = current_failures(tmp_project, scene, [])
+    pins = by_frame(fails)
+    assert sorted(pins) == [1003, 1010, 1011, 1012, 1020]
+    pen = pins[1003][0]
+    assert pen.kind == "penetration" and pen.bodies == ("crate", "post") and "12.0 mm" in pen.text
+    assert pen.required and pen.point == (0.5, 0.5, 0.2)
+    assert pins[1011][0].bodies == ("arm",) and pins[1011][0].kind == "joint"
+    assert pins[1020][0].kind == "floating" and not pins[1020][0].required

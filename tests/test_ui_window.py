@@ -1,0 +1,109 @@
+"""The studio window under Xvfb: real widgets, a real VTK viewport, a real project."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from studio.store.reports import Report, save_reports
+from studio.timeline.commands import SetPose
+from studio.timeline.reviews import list_reviews
+from studio.ui.main_window import MainWindow
+from studio.ui.qt_viewport import BACKGROUND, FAILURE_COLORS
+from studio.ui.session import Session
+from ui_scenes import add_boxes
+
+pytestmark = pytest.mark.gui
+
+
+def scene_pixels(img: np.ndarray) -> tuple[int, float]:
+    """Distinct colours, and the share of pixels that are not the background."""
+    rgb = img[..., :3].reshape(-1, 3).astype(int)
+    bg = np.round(np.array(BACKGROUND) * 255).astype(int)
+    return len(np.unique(rgb, axis=0)), float(np.mean(np.abs(rgb - bg).sum(axis=1) > 12))
+
+
+@pytest.fixture
+def window(qtbot, tmp_project):
+    add_boxes(tmp_project, states=3)
+    w = MainWindow(Session.open(tmp_project.path))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitUntil(lambda: len(w.viewport.actors) == 4, timeout=15000)
+    return w
+
+
+def settle(qtbot, w, until, timeout=5000):
+    """Let the session's poll and queued refreshes run until `until()` holds."""
+    qtbot.waitUntil(until, timeout=timeout)
+
+
+def test_window_shows_the_scene_not_a_blank_viewport(window, tmp_path):
+    img = window.viewport.screenshot(tmp_path / "viewport.png")
+    window.grab().save(str(tmp_path / "window.png"))
+    colours, covered = scene_pixels(img)
+    assert (tmp_path / "viewport.png").stat().st_size > 2000
+    assert colours > 20, f"viewport looks blank ({colours} colours)"
+    assert covered > 0.10, f"only {covered:.1%} of the viewport shows geometry"
+    assert window.viewport.triangles == 4 * 12
+    assert "states approved 0/3" in window.progress.text()
+
+
+def test_approve_from_the_card_lands_in_the_database_and_undo_names_it(window, qtbot):
+    board = window.storyboard
+    board.select_state("s2")
+    assert window.playhead.frame == 1025            # selecting a card moves the playhead to its frame
+    board.note.setText("crate reads well")
+    qtbot.mouseClick(board.approve_button, Qt.MouseButton.LeftButton)
+    reviews = list_reviews(window.session.project, "s2")
+    assert [(r.verdict, r.note) for r in reviews] == [("approve", "crate reads well")]
+    assert window.undo_action.text() == "Undo approve s2"
+    settle(qtbot, window, lambda: "states approved" in window.progress.text())
+    window.undo_action.trigger()
+    assert list_reviews(window.session.project, "s2") == []
+    assert window.redo_action.text() == "Redo approve s2"
+
+
+def test_editing_an_approved_pose_turns_its_card_stale(window, qtbot):
+    board = window.storyboard
+    board.select_state("s1")
+    board.review("approve")
+    project = window.session.project
+    pose = window.session.states[0].pose.copy()
+    pose.roots["crate"] = [-0.8, 0.2, 0, 1, 0, 0, 0]
+    window.stack.run(SetPose(project, "s1", pose))
+    settle(qtbot, window, lambda: window.session.cards[0].status == "stale")
+    idx = board.model.index(0)
+    assert "stale" in idx.data()
+    assert "stale" in idx.data(Qt.ItemDataRole.ToolTipRole)
+    # the viewport follows the edit at s1's frame
+    m = window.viewport._matrices["crate"]
+    assert np.isclose(m.GetElement(0, 3), -0.8) and np.isclose(m.GetElement(1, 3), 0.2)
+
+
+def test_pins_sit_at_failing_frames_and_a_click_lands_there(window, qtbot, tmp_path):
+    project = window.session.project
+    save_reports(project, "film", [
+        Report("NoPenetration", "fail", [{"frame": 1030, "a": "crate", "b": "post", "depth_m": 0.02,
+                                          "point": [0.8, 0.8, 0.3]}]),
+        Report("Supported", "fail", [{"frame": 1040, "body": "crate"}])], checked_hash="x")
+    settle(qtbot, window, lambda: sorted(window.session.failures_at) == [1030, 1040])
+    bar = window.scrubber.bar
+    assert window.scrubber.pins_label.text() == "2 failing frames"
+    x = int(bar.x_of(1030))
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton,
+                     pos=QPoint(x, 6))
+    assert window.playhead.frame == 1030
+    assert window.playhead.selected == ("crate", "post")
+    assert window.viewport.body_color("crate") == pytest.approx(FAILURE_COLORS["penetration"], abs=0.01)
+    assert window.viewport.body_color("floor") != pytest.approx(FAILURE_COLORS["penetration"], abs=0.01)
+    img = window.viewport.screenshot(tmp_path / "pin.png")
+    r, g, b = (img[..., i].astype(int) for i in range(3))
+    red = np.mean((r > 90) & (r > 3 * g) & (r > 3 * b))
+    assert red > 0.01, "the penetrating pair is not drawn red"
+    window.scrubber.goto_pin(+1)
+    assert window.playhead.frame == 1040
+    assert window.viewport.body_color("crate") == pytest.approx(FAILURE_COLORS["floating"], abs=0.01)
+    rows = window.panels["Checks"].rows()
+    assert ("film", "NoPenetration", "required", "fail", "1", "0.00") in rows
