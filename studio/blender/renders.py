@@ -103,6 +103,7 @@ def encode_video(frames_dir: str, frame_start: int, frame_end: int, fps: int, re
     if missing:
         raise RuntimeError(f"cannot encode {path}: {len(missing)} frames are missing, first {missing[0]}")
     enc = bpy.data.scenes.new("Encode")
+    enc.render.engine = "BLENDER_WORKBENCH"   # the sequencer does the work; skip EEVEE's start-up
     enc.render.fps, enc.render.fps_base = int(fps), 1.0
     enc.render.resolution_x, enc.render.resolution_y = int(resolution[0]), int(resolution[1])
     enc.render.resolution_percentage = 100

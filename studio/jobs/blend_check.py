@@ -17,8 +17,9 @@ from studio.scene.pose import Tracks
 
 def rotation_error(a: np.ndarray, b: np.ndarray) -> float:
     """Angle (radians) of the rotation between two 3x3 rotation matrices."""
-    c = (np.trace(a.T @ b) - 1.0) / 2.0
-    return float(np.arccos(np.clip(c, -1.0, 1.0)))
+    m = a.T @ b
+    s = 0.5 * np.linalg.norm([m[2, 1] - m[1, 2], m[0, 2] - m[2, 0], m[1, 0] - m[0, 1]])
+    return float(np.arctan2(s, (np.trace(m) - 1.0) / 2.0))   # stable near zero, unlike arccos
 
 
 def compare(scene: Scene, tracks: Tracks, description: dict, frames: list[int],
