@@ -50,7 +50,7 @@ def write_delivery_report(folder: Path, gate: GateResult, outputs: list[str]) ->
     for reason in gate.reasons:
         lines.append(f"- **{reason}**")
         for r in checks:
-            if reason.startswith(r.name):
+            if reason.startswith(r["name"]):
                 for ev in r["evidence"][:20]:
                     lines.append(f"  - {json.dumps(ev, sort_keys=True)}")
                 if len(r["evidence"]) > 20:

@@ -171,7 +171,9 @@ def worker_alive(pid: int | None) -> bool:
 def owner_alive(runner: str) -> bool:
     """Is the studio process that runs this job (runner 'local:<pid>' or 'ray:<pid>') still there?"""
     _, _, pid = runner.partition(":")
-    cmd = _cmdline(int(pid)) if pid.isdigit() and int(pid) != os.getpid() else b""
+    if pid.isdigit() and int(pid) == os.getpid():
+        return True
+    cmd = _cmdline(int(pid)) if pid.isdigit() else b""
     return b"python" in cmd or b"studio" in cmd
 
 

@@ -1,0 +1,182 @@
+"""The job queue, the done contract, recovery and the export gate, without Blender."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from jobs_scenes import film_project
+from studio.cli import main
+from studio.jobs import queue, spec as specs
+from studio.jobs.contract import check_done, missing_frames
+from studio.jobs.export_gate import film_gate, write_delivery_report
+from studio.store.project import sha256_file
+from studio.store.reports import REQUIRED, Report, save_reports
+
+
+def test_submit_writes_spec_meshes_and_tracks(tmp_project):
+    scene, tracks = film_project(tmp_project, n_frames=5)
+    job = queue.submit(tmp_project, "preview", lambda d: specs.video_spec(tmp_project, d))
+    folder = queue.job_dir(tmp_project, job.id)
+    assert job.state == "queued" and job.attempts == 0
+    on_disk = json.loads((folder / "spec.json").read_text())
+    assert on_disk["frame_start"] == 1001 and on_disk["frame_end"] == 1005
+    assert on_disk["expected"] == [f"frames/{f:06d}.png" for f in range(1001, 1006)] + ["out/preview.mp4"]
+    assert set(on_disk["meshes"]) == {"floor", "base", "arm"}
+    import numpy as np
+    with np.load(folder / on_disk["meshes"]["arm"]) as z:
+        assert z["vertices"].shape == (8, 3) and z["faces"].shape == (12, 3)
+        assert np.allclose(z["vertices"][:, 0].min(), 0.0) and np.allclose(z["vertices"][:, 0].max(), 0.6)
+    with np.load(folder / "tracks.npz") as z:
+        assert np.allclose(z["joint:elbow"], tracks.joints["elbow"])
+        assert z["root:floor"].shape == (5, 7)   # completed from the scene's rest
+    assert on_disk["shots"] == [{"camera": "main", "frame": 1001, "name": "a:main"},
+                                {"camera": "main", "frame": 1005, "name": "b:main"}]
+
+
+def test_a_spec_that_cannot_be_built_leaves_no_job(tmp_project):
+    scene, _ = film_project(tmp_project)
+    with pytest.raises(specs.SpecProblem, match="no storyboard state named 'nope'"):
+        queue.submit(tmp_project, "still", lambda d: specs.still_spec(tmp_project, d, ["nope"]))
+    with pytest.raises(specs.SpecProblem, match="even numbers"):
+        queue.submit(tmp_project, "preview", lambda d: specs.video_spec(tmp_project, d, resolution=(63, 36)))
+    assert queue.list_jobs(tmp_project) == []
+    assert list((tmp_project.path / "jobs").iterdir()) == []
+
+
+def test_no_baked_tracks_is_refused_by_the_cli(tmp_path, capsys):
+    from studio.scene.io import save_scene
+    from studio.store.project import Project
+    from jobs_scenes import hinge_scene
+    with Project.create(tmp_path / "p") as p:
+        save_scene(p, hinge_scene())
+    assert main(["render", str(tmp_path / "p"), "--preview"]) == 2
+    assert "no baked tracks yet" in capsys.readouterr().err
+
+
+def test_done_contract_needs_exit_zero_marker_and_every_output(tmp_path):
+    spec = {"expected": ["frames/001001.png", "frames/001002.png", "out/preview.mp4"]}
+    (tmp_path / "frames").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "frames/001001.png").write_bytes(b"one")
+    v = check_done(tmp_path, spec, 0, {})
+    assert not v.ok and v.missing == ["frames/001002.png", "out/preview.mp4"]
+    assert "no finish marker" in v.message() and "2 of 3 expected outputs missing" in v.message()
+    assert missing_frames(spec, v.missing) == [1002]
+    (tmp_path / "frames/001002.png").write_bytes(b"two")
+    (tmp_path / "out/preview.mp4").write_bytes(b"mp4")
+    (tmp_path / "done.json").write_text("{}")
+    reported = {"frames/001001.png": sha256_file(tmp_path / "frames/001001.png")}
+    v = check_done(tmp_path, spec, 0, reported)
+    assert v.ok and len(v.outputs) == 3
+    assert not check_done(tmp_path, spec, -9, reported).ok
+    # an output altered after the worker reported it fails the contract
+    (tmp_path / "frames/001001.png").write_bytes(b"changed")
+    v = check_done(tmp_path, spec, 0, reported)
+    assert not v.ok and v.missing == ["frames/001001.png"]
+
+
+def test_requeue_only_unfinished_jobs(tmp_project):
+    film_project(tmp_project)
+    job = queue.submit(tmp_project, "export_blend", lambda d: specs.blend_spec(tmp_project, d, "/tmp/x.blend"))
+    with pytest.raises(queue.JobError, match="only failed, cancelled, interrupted"):
+        queue.requeue(tmp_project, job.id)
+    queue.finish(tmp_project, job.id, "failed", error="boom")
+    assert queue.requeue(tmp_project, job.id).state == "queued"
+    actions = [a["action"] for a in tmp_project.audit_log()]
+    assert {"submit job", "job failed", "resume job"} <= set(actions)
+
+
+def test_recover_marks_orphaned_running_jobs_interrupted_and_kills_their_worker(tmp_project, tmp_path):
+    film_project(tmp_project)
+    job = queue.submit(tmp_project, "export_blend", lambda d: specs.blend_spec(tmp_project, d, "/tmp/x.blend"))
+    # a worker left behind by a studio that died: a process whose command line names worker.py
+    script = tmp_path / "worker.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    orphan = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+    studio = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])   # another open studio
+    try:
+        queue.mark_running(tmp_project, job.id, runner="local:999999999", pid=orphan.pid)
+        other = queue.submit(tmp_project, "export_blend", lambda d: specs.blend_spec(tmp_project, d, "/tmp/y.blend"))
+        queue.mark_running(tmp_project, other.id, runner=f"local:{studio.pid}", pid=None)
+        assert queue.recover(tmp_project) == [job.id]
+        assert orphan.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        studio.kill()
+        studio.wait()
+        if orphan.poll() is None:
+            orphan.kill()
+    j = queue.get_job(tmp_project, job.id)
+    assert j.state == "interrupted" and "resume" in j.error and j.pid is None
+    assert queue.get_job(tmp_project, other.id).state == "running"
+
+
+def _reports(verdicts: dict) -> list[Report]:
+    return [Report(n, verdicts.get(n, "pass"), [{"frame": 1003, "bodies": ["arm", "floor"], "depth_m": 0.012}]
+                   if verdicts.get(n) == "fail" else []) for n in REQUIRED]
+
+
+def test_export_gate_reads_film_reports_for_these_tracks(tmp_project, tmp_path):
+    _, tracks = film_project(tmp_project)
+    gate = film_gate(tmp_project)
+    assert not gate.ok and "no film reports" in gate.reasons[0]
+    save_reports(tmp_project, "film", _reports({}), checked_hash="0" * 64)
+    gate = film_gate(tmp_project)
+    assert not gate.ok and "computed for other tracks" in gate.reasons[0]
+    save_reports(tmp_project, "film", _reports({"NoPenetration": "fail"}), checked_hash=tracks.hash())
+    gate = film_gate(tmp_project)
+    assert not gate.ok and gate.reasons == ["NoPenetration: fail"]
+    j, m = write_delivery_report(tmp_path, gate, [str(tmp_path / "film.blend")])
+    data = json.loads(j.read_text())
+    assert [c["name"] for c in data["failing_checks"]] == ["NoPenetration"]
+    assert data["failing_checks"][0]["evidence"][0]["depth_m"] == 0.012
+    assert "NoPenetration: fail" in m.read_text() and '"depth_m": 0.012' in m.read_text()
+    save_reports(tmp_project, "film", _reports({}), checked_hash=tracks.hash())
+    assert film_gate(tmp_project).ok
+
+
+def test_export_refused_while_required_checks_fail(tmp_project, tmp_path, capsys):
+    _, tracks = film_project(tmp_project)
+    save_reports(tmp_project, "film", _reports({"JointLimits": "fail"}), checked_hash=tracks.hash())
+    out = tmp_path / "out" / "film.blend"
+    code = main(["export", str(tmp_project.path), "--blend", str(out)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "export refused" in err and "JointLimits: fail" in err
+    assert not out.exists() and queue.list_jobs(tmp_project) == []
+
+
+def test_export_to_a_folder_that_cannot_exist_is_refused(tmp_project, tmp_path, capsys):
+    film_project(tmp_project)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert main(["export", str(tmp_project.path), "--blend", str(blocker / "film.blend"),
+                 "--with-exceptions"]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_missing_blender_is_an_environment_error(tmp_project, monkeypatch, capsys):
+    film_project(tmp_project)
+    monkeypatch.setenv("KEYPOSE_BLENDER_PYTHON", "/nonexistent/blender/python")
+    assert main(["render", str(tmp_project.path), "--stills", "--quiet"]) == 3
+    assert "no Blender Python at /nonexistent/blender/python" in capsys.readouterr().err
+    (job,) = queue.list_jobs(tmp_project)
+    assert job.state == "failed" and "/nonexistent/blender/python" in job.error
+
+
+def test_worker_environment_carries_no_secrets(monkeypatch):
+    from studio.jobs.worker_process import _worker_env
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    env = _worker_env()
+    assert "OPENAI_API_KEY" not in env and "sk-test-secret" not in json.dumps(env)
+
+
+def test_farm_log_lines_become_events():
+    from studio.jobs.farm import events_in
+    logs = ('(run_worker pid=12) {"stage": "frame", "frame": 1001, "of": 2, "output": "frames/001001.png", '
+            '"sha256": "ab"}\nsome chatter {not json\n{"stage": "done", "message": "ok"}\n')
+    assert [e["stage"] for e in events_in(logs)] == ["frame", "done"]
+    assert events_in(logs)[0]["frame"] == 1001
