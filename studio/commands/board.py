@@ -7,11 +7,12 @@ from pathlib import Path
 from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 from studio.scene.io import load_scene
 from studio.store.project import Project
+from studio.store.reports import load_reports
 from studio.timeline.commands import CommandStack, ReviewState
 from studio.timeline.gate import board_status, check_status
 from studio.timeline.plan import save_plan
 from studio.timeline.progress import progress
-from studio.timeline.storyboard import content_hash, get_state
+from studio.timeline.storyboard import content_hash, get_state, put_state
 
 
 def register(sub) -> None:
@@ -71,7 +72,11 @@ def cmd_review(args) -> int:
         if args.verdict == "approve":
             scene = load_scene(project)
             chash = content_hash(scene, state.pose)
-            if check_status(project, state.id, chash):
+            _, checked = load_reports(project, f"state:{state.id}")
+            if checked != chash:                       # never checked, or checked another version
+                row = project.db.execute("SELECT content_hash FROM states WHERE id = ?", [state.id]).fetchone()
+                if row[0] != chash:                    # the scene changed under the state: rebind it
+                    put_state(project, scene, state, actor=args.reviewer, action="rebind state to scene")
                 print(f"running the checks of {state.id} ...")
                 _run_checks(project, state.id)
             failing = check_status(project, state.id, chash)

@@ -62,9 +62,16 @@ def load_film_tracks(project: Project) -> Tracks | None:
 
 
 def film_hash(project: Project) -> str | None:
-    """Hash of the joined film tracks (what film reports and renders are bound to), None if unbaked."""
+    """What film reports are bound to: the joined tracks, the scene design and the plan
+    (the same formula as studio.checks.run.film_hash). None if nothing is baked."""
+    from studio.scene.io import load_scene
+    from studio.scene.ir import canonical_hash
+    from studio.scene.meshes import scene_design_id
     try:
         tracks = load_film_tracks(project)
     except ValueError:
         return None
-    return tracks.hash() if tracks is not None else None
+    if tracks is None:
+        return None
+    return canonical_hash({"tracks": tracks.hash(), "design": scene_design_id(load_scene(project)),
+                           "plan": project.get_doc("plan")})[:16]

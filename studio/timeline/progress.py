@@ -1,8 +1,8 @@
 """Project progress: one figure in [0, 1] and what is still missing.
 
 A weighted sum of stage scores, each counting only as far as its prerequisites
-do: plan -> scene -> each state passing and approved -> each segment baked
-(for the current states) and passing -> the film verified and rendered. An
+do: plan -> scene -> each state (authored, passing its checks, approved) ->
+each segment (baked for the current states, verified passing) -> the film verified and rendered. An
 edit that stales a review or a segment lowers the figure again. A project
 whose film is verified (stored "film" reports pass for the current tracks)
 and rendered (a succeeded film job, or a video in renders/, newer than the
@@ -25,9 +25,14 @@ VIDEO = (".mp4", ".mov", ".mkv")
 
 
 def film_verified(project: Project) -> tuple[bool, str]:
+    """Stored film reports pass, for the current tracks, baked against the current states."""
     current = film.film_hash(project)
     if current is None:
         return False, "film: no baked tracks"
+    stale = [r["segment"] for r in film.list_segments(project)
+             if r["bounds_hash"] != bounds_hash(project, r["segment"])]
+    if stale:
+        return False, f"film: {', '.join(stale)} baked against states that have changed since"
     reports, checked = load_reports(project, "film")
     if not reports:
         return False, "film: not verified"
@@ -87,8 +92,7 @@ def progress(project: Project) -> tuple[float, list[str]]:
     if score["scene"]:
         statuses = {s.state_id: s for s in board_status(project, scene)}
         planned = [s["id"] for s in plan.get("states", [])] or list(statuses)
-        ok = [sid for sid in planned if statuses.get(sid) and statuses[sid].ok]
-        score["states"] = len(ok) / len(planned) if planned else 0.0
+        score["states"] = sum(_state_score(statuses.get(sid)) for sid in planned) / len(planned) if planned else 0.0
         missing += [f"state {sid}: {statuses[sid].reasons[0]}" for sid in planned
                     if sid in statuses and not statuses[sid].ok]
         if not planned:
@@ -106,6 +110,7 @@ def progress(project: Project) -> tuple[float, list[str]]:
                 missing.append(f"segment {seg}: its states changed since it was baked")
             elif not (verified or _segment_passes(project, seg, baked[seg]["hash"])):
                 missing.append(f"segment {seg}: baked, not verified passing")
+                good += 0.5
             else:
                 good += 1
         score["segments"] = good / len(segs) if segs else 0.0
@@ -115,6 +120,14 @@ def progress(project: Project) -> tuple[float, list[str]]:
         missing.append("film: not rendered since the last bake")
     value = sum(WEIGHTS[k] * score[k] for k in WEIGHTS)
     return min(value, 0.999), missing
+
+
+def _state_score(status) -> float:
+    """Authored 0.25, its checks passing +0.25, approved and current +0.5."""
+    if status is None or status.status == "missing":
+        return 0.0
+    failing = any(r.startswith("failing") for r in status.reasons)
+    return 0.25 + (0.0 if failing else 0.25) + (0.5 if status.ok else 0.0)
 
 
 def _segment_passes(project: Project, segment: str, tracks_hash: str) -> bool:
