@@ -2,7 +2,7 @@
 read from the stored reports (the film's, and each state's at its frame).
 
 Evidence keys follow the verifiers: NoPenetration {frame, a, b, depth_m, point},
-Supported {frame, body}, JointLimits {joint, frame, frames, value, limit}.
+Supported {frame, body}, JointLimits {joint, frame, frames: [first, last], value, limit}.
 """
 from __future__ import annotations
 
@@ -29,9 +29,10 @@ class Failure:
 
 
 def _frames(ev: dict, default: int | None) -> list[int]:
+    """JointLimits gives a run as frames [first, last]; one pin per frame of the run."""
     frames = ev.get("frames")
-    if isinstance(frames, (list, tuple)) and frames and all(isinstance(f, (int, float)) for f in frames):
-        return sorted({int(f) for f in frames})
+    if isinstance(frames, (list, tuple)) and len(frames) == 2 and all(isinstance(f, (int, float)) for f in frames):
+        return list(range(int(frames[0]), int(frames[1]) + 1))
     f = ev.get("frame", default)
     return [int(f)] if f is not None else []
 

@@ -23,6 +23,7 @@ COLUMNS = ("target", "check", "kind", "verdict", "evidence", "seconds")
 def verify_project(path, state) -> str:
     """Run the verifiers on every state and on the baked film (a plain function for a worker)."""
     from studio.checks.run import verify_film, verify_state
+    from studio.timeline.film import list_segments
     from studio.timeline.storyboard import list_states
     with Project.open(path) as project:
         states = list_states(project)
@@ -31,6 +32,9 @@ def verify_project(path, state) -> str:
                 return "cancelled"
             state.progress(i / max(1, len(states) + 1), f"state {s.id}")
             verify_state(project, s.id)
+        if not list_segments(project):
+            return f"verified {len(states)} states (nothing baked yet)"
+        state.progress(len(states) / (len(states) + 1), "film")
         verify_film(project)
     return f"verified {len(states)} states and the film"
 

@@ -32,18 +32,20 @@ def cancel(path, job_id, runner, state) -> str:
 def output_paths(project: Project, job: queue.Job) -> list[Path]:
     """Files a person may open: delivered copies first (renders/, exports/), then the job folder's."""
     folder = queue.job_dir(project, job.id)
+    deliver = job.spec.get("deliver") or {}
     out: list[Path] = []
-    for rel, dest in (job.spec.get("deliver") or {}).items():
+    for rel, dest in deliver.items():
         p = project.path / dest if not Path(dest).is_absolute() else Path(dest)
         if p.exists():
             out.append(p)
         elif (folder / rel).exists():
             out.append(folder / rel)
-    for rel in job.outputs:
+    kinds = (".mp4", ".blend") if out else (".png", ".mp4", ".blend", ".jpg", ".exr")
+    for rel in job.outputs:     # undelivered files; frames only when nothing was delivered
         p = folder / rel
-        if p.exists() and p not in out and p.suffix in (".png", ".mp4", ".blend", ".jpg", ".exr"):
+        if rel not in deliver and p.suffix in kinds and p.exists():
             out.append(p)
-    return out
+    return out[:200]
 
 
 class QtJobs(QWidget):
