@@ -56,6 +56,7 @@ def run(spec: dict) -> dict[str, str]:
     meshes = {name: in_job(spec, rel) for name, rel in spec.get("meshes", {}).items()}
     objects = sfi.build_scene(spec["scene"], meshes)
     sfi.set_render(spec.get("engine", "BLENDER_WORKBENCH"), spec["resolution"], spec.get("samples", 16))
+    emit("build", message=f"{len(objects)} objects", engine=bpy_engine())
     start, end = int(spec["frame_start"]), int(spec.get("frame_end", spec["frame_start"]))
     if spec.get("tracks"):
         path = in_job(spec, spec["tracks"])
@@ -88,6 +89,11 @@ def run(spec: dict) -> dict[str, str]:
         outputs[rel] = renders.save_blend(in_job(spec, rel))
         emit("blend", output=rel, sha256=outputs[rel], message=".blend saved")
     return outputs
+
+
+def bpy_engine() -> str:
+    import bpy
+    return bpy.context.scene.render.engine
 
 
 def bpy_scene_camera(objects: dict, name: str) -> None:
