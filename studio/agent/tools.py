@@ -261,7 +261,7 @@ class ToolBox:
     def _run_verifiers(self, a: dict) -> ToolOutcome:
         from .verify import verify_and_store
         self._state(a["state"])
-        reports = verify_and_store(self.project, a["state"], actor=self.actor)
+        reports = verify_and_store(self.project, a["state"])
         summary = {r.name: r.verdict for r in reports}
         evidence = {r.name: r.evidence[:3] for r in reports if r.verdict == "fail"}
         return ToolOutcome("run_verifiers", a, {"verdicts": summary, "evidence": evidence})

@@ -1,6 +1,188 @@
-"""`studio agent` commands."""
+"""`studio agent plan|repair|log|revert`: the agent from the command line.
+
+plan    prompt -> fresh scene and motion briefs -> a validated plan (and, with
+        --build, the tool loop that builds the scene and the key states)
+repair  verified repair proposals for failing states (the model's, or the
+        offline repairer's when no model is configured or with --offline);
+        --apply ID approves one, --reject ID --note TEXT turns it down
+log     the agent's steps (tokens, time, what changed) and the proposals
+revert  put the scene and timeline back as they were after step N
+"""
 from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from studio.store.project import Project
+
+from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 
 
 def register(sub) -> None:
-    """Adds the agent commands (filled in by its area)."""
+    p = sub.add_parser("agent", help="the agent: plan, repair, log, revert")
+    asub = p.add_subparsers(dest="agent_command", metavar="ACTION", required=True)
+
+    q = asub.add_parser("plan", help="turn a prompt into a plan (needs a model)")
+    q.add_argument("path", type=Path)
+    q.add_argument("--prompt", required=True)
+    q.add_argument("--build", action="store_true", help="then let the agent build the scene and key states")
+    q.add_argument("--max-turns", type=int, default=12)
+    q.set_defaults(func=cmd_plan)
+
+    q = asub.add_parser("repair", help="propose, approve or reject repairs of failing states")
+    q.add_argument("path", type=Path)
+    q.add_argument("--state", action="append", help="only this state (repeatable); default: every state")
+    q.add_argument("--offline", action="store_true", help="use the offline repairer even if a model is set")
+    g = q.add_mutually_exclusive_group()
+    g.add_argument("--apply", type=int, metavar="ID", help="approve proposal ID and apply it")
+    g.add_argument("--reject", type=int, metavar="ID", help="reject proposal ID (with --note)")
+    g.add_argument("--list", action="store_true", help="list the proposals and their status")
+    q.add_argument("--note", default="")
+    q.set_defaults(func=cmd_repair)
+
+    q = asub.add_parser("log", help="the agent's steps and repair proposals")
+    q.add_argument("path", type=Path)
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=cmd_log)
+
+    q = asub.add_parser("revert", help="restore the scene and timeline as they were after a step")
+    q.add_argument("path", type=Path)
+    q.add_argument("step", type=int)
+    q.set_defaults(func=cmd_revert)
+
+
+def _client():
+    from studio.agent.client import ModelClient
+    from studio.agent.errors import ModelMissing
+    try:
+        return ModelClient.from_settings()
+    except ModelMissing as e:
+        raise CommandError(str(e), EXIT_ENVIRONMENT) from None
+
+
+def _agent_errors():
+    from studio.agent.errors import AgentError
+    return AgentError
+
+
+def cmd_plan(args) -> int:
+    from studio.agent.loop import run_tools
+    from studio.agent.planner import make_plan
+    client = _client()
+    with Project.open(args.path) as project:
+        try:
+            result = make_plan(project, client, args.prompt)
+        except _agent_errors() as e:
+            raise CommandError(str(e), EXIT_FAILED) from None
+        plan = result.plan
+        print(f"plan stored as step {result.step} ({result.tokens} tokens, {result.attempts} attempt(s))")
+        for s in plan["states"]:
+            print(f"  state {s['id']:<16} frame {s['frame']:<6} shot {s['shot']:<10} {s['description']}")
+        for e in plan.get("events", []):
+            print(f"  event {e['id']:<16} {e['kind']:<13} {', '.join(e['subjects'])} {e['window']}")
+        if args.build:
+            try:
+                loop = run_tools(project, client, "Build the scene this plan needs and author its key states.",
+                                 max_turns=args.max_turns, on_event=lambda m: print(f"  {m}"))
+            except _agent_errors() as e:
+                raise CommandError(str(e), EXIT_FAILED) from None
+            print(f"built in {loop.turns} turn(s), steps {loop.steps}, {len(loop.refused)} call(s) refused")
+            if loop.final_text:
+                print(loop.final_text)
+    return 0
+
+
+def _print_proposal(p) -> None:
+    ok = p.verified.get("ok")
+    print(f"  #{p.id} [{p.status}] {p.target} {p.check_name} ({p.source}{', verified' if ok else ''}): {p.summary}")
+    for c in p.changes:
+        print(f"      {c['kind']} {c['name']}: {_short(c['from'])} -> {_short(c['to'])}")
+    if p.note:
+        print(f"      note: {p.note}")
+
+
+def _short(v) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(f"{x:.4f}" for x in v) + "]"
+    return f"{v:.4f}"
+
+
+def cmd_repair(args) -> int:
+    from studio.agent import repairs
+    from studio.agent.offline import propose_offline
+    from studio.timeline.storyboard import list_states
+    AgentError = _agent_errors()
+    with Project.open(args.path) as project:
+        try:
+            if args.apply is not None:
+                cmd = repairs.approve(project, args.apply)
+                print(f"applied: {cmd.label}")
+                return 0
+            if args.reject is not None:
+                repairs.reject(project, args.reject, args.note)
+                print(f"rejected repair {args.reject}: {args.note}")
+                return 0
+            if args.list:
+                for p in repairs.list_proposals(project):
+                    _print_proposal(p)
+                return 0
+            ids = args.state or [s.id for s in list_states(project)]
+            if not ids:
+                raise CommandError(f"{args.path}: the storyboard has no states to repair", EXIT_BAD_INPUT)
+            client = None
+            if not args.offline:
+                from studio.agent.client import ModelClient
+                from studio.agent.errors import ModelMissing
+                try:
+                    client = ModelClient.from_settings()
+                except ModelMissing:
+                    print("no model configured: using the offline repairer")
+            left = 0
+            for sid in ids:
+                if client is not None:
+                    from studio.agent.model_repair import propose_with_model
+                    made, unsolved = propose_with_model(project, client, sid)
+                else:
+                    made, unsolved = propose_offline(project, sid)
+                for p in made:
+                    _print_proposal(p)
+                for u in unsolved:
+                    print(f"  state {sid}: {u}")
+                left += len(unsolved)
+        except AgentError as e:
+            raise CommandError(str(e), EXIT_FAILED) from None
+    return EXIT_FAILED if left else 0
+
+
+def cmd_log(args) -> int:
+    from studio.agent.repairs import list_proposals
+    from studio.agent.steps import list_steps
+    with Project.open(args.path) as project:
+        steps = list_steps(project)
+        proposals = list_proposals(project)
+        if args.json:
+            json.dump({"steps": [{k: v for k, v in s.items()} for s in steps],
+                       "repairs": [{"id": p.id, "target": p.target, "check": p.check_name, "status": p.status,
+                                    "source": p.source, "summary": p.summary, "note": p.note} for p in proposals]},
+                      sys.stdout, indent=1)
+            print()
+            return 0
+        print(f"{'step':>4}  {'at':<23}  {'tokens':>6}  {'seconds':>7}  action")
+        for s in steps:
+            what = s["detail"].get("result", {}).get("done") or s["detail"].get("prompt") or ""
+            print(f"{s['id']:>4}  {s['at']:<23}  {s['tokens']:>6}  {s['seconds']:>7.2f}  {s['action']}"
+                  f"{': ' + str(what)[:60] if what else ''}")
+        if proposals:
+            print("repairs")
+            for p in proposals:
+                _print_proposal(p)
+    return 0
+
+
+def cmd_revert(args) -> int:
+    from studio.agent.steps import revert
+    with Project.open(args.path) as project:
+        step = revert(project, args.step)
+        print(f"reverted to step {args.step}; recorded as step {step}")
+    return 0

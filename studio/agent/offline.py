@@ -1,0 +1,209 @@
+"""The offline repairer: repairs proposed from verifier evidence alone, no model.
+
+Three rules, each tried in order of how little it changes, each candidate
+verified before it is proposed (it must remove the failure it targets and add
+no new required failure):
+- NoPenetration: push the movable body out along the separating axis by the
+  depth plus a margin (the evidence's axis pushes `a` out of `b`; a body on a
+  character moves the character's root).
+- Supported (floating): drop the body straight down onto whatever is under it
+  (rays cast down from its lowest points onto the other bodies).
+- JointLimits: clamp the joint to its limit, then re-solve IK with the chain's
+  other joints so the nearest named frame below the joint (a gripper, a sole)
+  stays where it was, when that still verifies.
+"""
+from __future__ import annotations
+
+import numpy as np
+import trimesh
+
+from studio.checks.report import Report
+from studio.scene.io import load_scene
+from studio.scene.ir import Scene
+from studio.scene.kinematics import pose_world
+from studio.scene.meshes import body_mesh
+from studio.scene.pose import Pose
+from studio.store.project import Project
+from studio.timeline.storyboard import State, get_state
+
+from .errors import AgentError
+from .repairs import Proposal, failure_key, save_proposal, verify_changes
+from .verify import check_pose
+
+MARGIN = 1e-3          # metres beyond the evidence's push distance
+INSIDE = 1e-6          # how far inside a limit a clamped joint lands
+
+
+def _root_change(pose: Pose, root: str, delta: np.ndarray) -> dict:
+    old = list(map(float, pose.roots[root]))
+    new = [*(np.asarray(old[:3]) + delta).tolist(), *old[3:]]
+    return {"kind": "root", "name": root, "from": old, "to": [round(v, 9) for v in new]}
+
+
+def _mover(scene: Scene, a: str, b: str) -> tuple[str, float] | None:
+    """The body to move and the sign along the axis (which pushes a out of b)."""
+    sa, sb = scene.body(a).is_static, scene.body(b).is_static
+    if sa and sb:
+        return None
+    if sb or (not sa and scene.joint_of_child(a) is None):
+        return a, 1.0
+    if sa or scene.joint_of_child(b) is None:
+        return b, -1.0
+    return a, 1.0
+
+
+def penetration_candidates(scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+    picked = _mover(scene, ev["a"], ev["b"])
+    if picked is None:
+        return []
+    body, sign = picked
+    root = scene.group_root(body)
+    axis = np.asarray(ev["axis"], float)
+    axis /= max(np.linalg.norm(axis), 1e-12)
+    push = float(ev.get("push_m", ev["depth_m"])) + MARGIN
+    out = []
+    for k, s in ((1.0, sign), (1.5, sign), (1.0, -sign), (2.0, sign)):
+        d = s * k * push * axis
+        out.append((f"push {root} out of {ev['b'] if body == ev['a'] else ev['a']} by {k * push * 1000:.1f} mm "
+                    f"along [{', '.join(f'{v:+.2f}' for v in s * axis)}]", [_root_change(pose, root, d)]))
+    return out
+
+
+def drop_distance(project: Project, scene: Scene, pose: Pose, body: str) -> float | None:
+    """How far the body can fall straight down before touching another body (None: nothing below)."""
+    world = pose_world(scene, pose)
+    mine = body_mesh(scene.body(body), project.path).copy()
+    mine.apply_transform(world[body])
+    zmin = mine.vertices[:, 2].min()
+    low = mine.vertices[mine.vertices[:, 2] < zmin + 2e-3]
+    if len(low) > 64:
+        low = low[np.linspace(0, len(low) - 1, 64).astype(int)]
+    lo, hi = mine.bounds
+    group = scene.group_root(body)
+    best = None
+    for other in scene.bodies:
+        if other.name == body or scene.group_root(other.name) == group or other.kind == "effect":
+            continue
+        m = body_mesh(other, project.path).copy()
+        m.apply_transform(world[other.name])
+        olo, ohi = m.bounds
+        if ohi[2] > zmin + 1e-3 and olo[2] > zmin:
+            continue
+        if olo[0] > hi[0] or ohi[0] < lo[0] or olo[1] > hi[1] or ohi[1] < lo[1]:
+            continue
+        origins = low + [0.0, 0.0, 1e-4]
+        dirs = np.tile([0.0, 0.0, -1.0], (len(origins), 1))
+        locs, idx, _ = trimesh.ray.ray_triangle.RayMeshIntersector(m).intersects_location(origins, dirs)
+        if len(locs):
+            d = float(np.min(origins[idx, 2] - locs[:, 2])) - 1e-4
+            best = d if best is None else min(best, d)
+    return best
+
+
+def floating_candidates(project: Project, scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+    body = ev["body"]
+    if scene.body(body).is_static:
+        return []
+    root = scene.group_root(body)
+    d = drop_distance(project, scene, pose, body)
+    if d is None or d <= 0:
+        return []
+    return [(f"drop {root} {d * 1000:.1f} mm onto its support", [_root_change(pose, root, np.array([0, 0, -d]))])]
+
+
+def _effector(scene: Scene, joint: str) -> str | None:
+    """The nearest named frame on the joint's child or below it."""
+    below = {scene.joint(joint).child}
+    grew = True
+    while grew:
+        grew = False
+        for j in scene.joints:
+            if j.parent in below and j.child not in below:
+                below.add(j.child)
+                grew = True
+    for f in scene.frames:
+        if f.body == scene.joint(joint).child:
+            return f.name
+    for f in scene.frames:
+        if f.body in below:
+            return f.name
+    return None
+
+
+def _chain(scene: Scene, body: str, skip: str, n: int = 4) -> list[str]:
+    out = []
+    j = scene.joint_of_child(body)
+    while j is not None and len(out) < n:
+        if j.name != skip and j.type in ("revolute", "prismatic"):
+            out.append(j.name)
+        j = scene.joint_of_child(j.parent)
+    return out
+
+
+def joint_candidates(scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+    from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik
+    j = scene.joint(ev["joint"])
+    if j.type == "ball":
+        v = np.asarray(pose.joints[j.name], float)
+        to = (v * (j.upper - INSIDE) / max(np.linalg.norm(v), 1e-12)).tolist()
+    else:
+        to = j.upper - INSIDE if ev.get("bound") == "upper" else j.lower + INSIDE
+    old = pose.joints[j.name]
+    clamp = {"kind": "joint", "name": j.name, "from": old, "to": to}
+    out = []
+    eff = _effector(scene, j.name)
+    if eff is not None:
+        chain = _chain(scene, scene.frame(eff).body, j.name)
+        clamped = pose.copy()
+        clamped.joints[j.name] = to
+        if chain:
+            try:
+                target = frame_pose(scene, pose, eff)[:3, 3]
+                solved, err = solve_ik(scene, clamped, chain, [Goal(eff, target)])
+                changes = [clamp] + [{"kind": "joint", "name": n, "from": pose.joints[n], "to": solved.joints[n]}
+                                     for n in chain if solved.joints[n] != pose.joints[n]]
+                out.append((f"clamp {j.name} to its {ev.get('bound')} limit {to:.4f} and re-solve "
+                             f"{', '.join(chain)} to keep {eff} in place ({err * 1000:.1f} mm off)", changes))
+            except IKError:
+                pass
+    out.append((f"clamp {j.name} from {float(np.linalg.norm(old)) if isinstance(old, list) else old:.4f} "
+                f"to its {ev.get('bound')} limit", [clamp]))
+    return out
+
+
+RULES = ("NoPenetration", "Supported", "JointLimits")
+
+
+def propose_offline(project: Project, state_id: str, reports: list[Report] | None = None,
+                    store: bool = True) -> tuple[list[Proposal], list[str]]:
+    """Verified proposals for the state's failures, and a line for each failure left without one."""
+    scene = load_scene(project)
+    state: State | None = get_state(project, state_id)
+    if state is None:
+        raise AgentError(f"{project.path}: no state {state_id!r}")
+    pose = state.pose.completed(scene)
+    reports = reports if reports is not None else check_pose(project, scene, pose, state.frame, state_id)
+    proposals, unsolved, seen = [], [], set()
+    for r in reports:
+        if r.verdict != "fail" or r.name not in RULES:
+            continue
+        for ev in r.evidence:
+            key = failure_key(r.name, ev)
+            if key in seen:
+                continue
+            seen.add(key)
+            if r.name == "NoPenetration":
+                cands = penetration_candidates(scene, pose, ev)
+            elif r.name == "Supported":
+                cands = floating_candidates(project, scene, pose, ev)
+            else:
+                cands = joint_candidates(scene, pose, ev)
+            for summary, changes in cands:
+                check = verify_changes(project, scene, state, key, changes, reports)
+                if check["ok"]:
+                    p = Proposal(f"state:{state_id}", r.name, list(key), summary, changes, "offline", check)
+                    proposals.append(save_proposal(project, p) if store else p)
+                    break
+            else:
+                unsolved.append(f"{' '.join(map(str, key))}: no candidate repair passed verification")
+    return proposals, unsolved
