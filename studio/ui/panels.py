@@ -23,5 +23,11 @@ def _jobs(win):
     return QtJobs(win.qsession)
 
 
+def _repair(win):
+    from .qt_repair import QtRepair
+    return QtRepair(win.qsession, win.playhead, win.viewport, lambda: win.stack)
+
+
 def optional_panels():
-    return [("Checks", RIGHT, _checks), ("Plan", LEFT, _plan), ("Jobs", BOTTOM, _jobs)]
+    return [("Checks", RIGHT, _checks), ("Repair review", RIGHT, _repair), ("Plan", LEFT, _plan),
+            ("Jobs", BOTTOM, _jobs)]

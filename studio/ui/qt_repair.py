@@ -1,0 +1,162 @@
+"""Repair review: the proposals waiting for a person, each a list of changes
+to a state's pose shown as a before/after overlay in the viewport (the
+'after' in translucent green), with Approve (one undoable command) and
+Reject (with a note the next proposal reads). "Propose" asks the offline
+repairer for verified proposals for the state at the playhead, on a worker."""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from studio.agent.errors import AgentError
+from studio.agent.repairs import ApplyRepair, apply_changes, get_proposal, list_proposals, reject
+from studio.scene.kinematics import pose_world
+from studio.store.project import Project
+from studio.timeline.commands import CommandStack
+from studio.timeline.storyboard import get_state
+
+from .playhead import Playhead
+from .qt_session import QtSession
+from .worker import Worker
+
+
+def propose(path, state_id, state) -> str:
+    """Offline proposals for one state (a plain function for a worker)."""
+    from studio.agent.offline import propose_offline
+    with Project.open(path) as project:
+        proposals, unsolved = propose_offline(project, state_id)
+    return f"{len(proposals)} proposal(s) for {state_id}" + (f"; unsolved: {'; '.join(unsolved)}" if unsolved else "")
+
+
+def _short(v) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
+class QtRepair(QWidget):
+    message = Signal(str)
+
+    def __init__(self, qsession: QtSession, playhead: Playhead, viewport, stack_of, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session, self.playhead, self.viewport, self.stack_of = qsession.session, playhead, viewport, stack_of
+        self.list = QListWidget()
+        self.list.currentItemChanged.connect(lambda *_: self.show_selected())
+        self.changes = QTableWidget(0, 4)
+        self.changes.setHorizontalHeaderLabels(["kind", "name", "from", "to"])
+        self.changes.verticalHeader().setVisible(False)
+        self.changes.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.verdicts = QLabel("")
+        self.verdicts.setWordWrap(True)
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("Why reject (the next proposal reads it)")
+        self.propose_button = QPushButton("Propose for this state")
+        self.approve_button = QPushButton("Approve")
+        self.reject_button = QPushButton("Reject")
+        self.propose_button.clicked.connect(self.propose)
+        self.approve_button.clicked.connect(self.approve)
+        self.reject_button.clicked.connect(self.reject)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.approve_button)
+        buttons.addWidget(self.reject_button)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.propose_button)
+        lay.addWidget(self.list, 1)
+        lay.addWidget(self.changes, 1)
+        lay.addWidget(self.verdicts)
+        lay.addWidget(self.note)
+        lay.addLayout(buttons)
+        self.worker: Worker | None = None
+        qsession.changed.connect(self.reload)
+        self.reload()
+
+    def reload(self) -> None:
+        current = self.selected_id()
+        self.list.blockSignals(True)
+        self.list.clear()
+        for p in list_proposals(self.session.project):
+            item = QListWidgetItem(f"#{p.id} {p.status} · {p.target} · {p.check_name}: {p.summary}")
+            item.setData(256, p.id)
+            self.list.addItem(item)
+            if p.id == current:
+                self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
+        self.show_selected()
+
+    def selected_id(self) -> int | None:
+        item = self.list.currentItem()
+        return int(item.data(256)) if item is not None else None
+
+    def select(self, repair_id: int) -> None:
+        for i in range(self.list.count()):
+            if self.list.item(i).data(256) == repair_id:
+                self.list.setCurrentRow(i)
+
+    def show_selected(self) -> None:
+        rid = self.selected_id()
+        p = get_proposal(self.session.project, rid) if rid is not None else None
+        open_ = p is not None and p.status == "proposed"
+        self.approve_button.setEnabled(open_)
+        self.reject_button.setEnabled(open_)
+        self.changes.setRowCount(0)
+        if p is None:
+            self.verdicts.setText("")
+            self.viewport.clear_ghost()
+            return
+        self.changes.setRowCount(len(p.changes))
+        for i, c in enumerate(p.changes):
+            for j, v in enumerate((c["kind"], c["name"], _short(c.get("from")), _short(c.get("to")))):
+                self.changes.setItem(i, j, QTableWidgetItem(v))
+        v = p.verified or {}
+        self.verdicts.setText(f"fixes its failure: {v.get('fixes_target')} · before {json.dumps(v.get('before', {}))}"
+                              f" · after {json.dumps(v.get('after', {}))}" + (f" · note: {p.note}" if p.note else ""))
+        state = get_state(self.session.project, p.state_id)
+        if state is None or not open_:
+            self.viewport.clear_ghost()
+            return
+        self.playhead.set_frame(state.frame)          # before: the state as it is; after: the ghost
+        scene = self.session.scene
+        self.viewport.show_ghost(pose_world(scene, apply_changes(scene, state.pose, p.changes)))
+
+    def propose(self) -> None:
+        s = self.session.state_at(self.playhead.frame)
+        if s is None or self.worker is not None:
+            return
+        self.propose_button.setEnabled(False)
+        self.worker = Worker(propose, self.session.project.path, s.id)
+        self.worker.done.connect(self._proposed)
+        self.worker.failed.connect(self._proposed)
+        self.worker.start()
+
+    def _proposed(self, text) -> None:
+        self.worker = None
+        self.propose_button.setEnabled(True)
+        self.message.emit(str(text))
+        self.session.poll()
+
+    def approve(self) -> None:
+        rid = self.selected_id()
+        try:
+            self.stack_of().run(ApplyRepair(self.session.project, rid))
+        except AgentError as e:     # the proposal no longer holds on the state as it is now
+            self.message.emit(str(e))
+            return
+        self.message.emit(f"Applied repair {rid}")
+
+    def reject(self) -> None:
+        rid = self.selected_id()
+        try:
+            reject(self.session.project, rid, self.note.text())
+        except AgentError as e:
+            self.message.emit(str(e))
+            return
+        self.note.clear()
+        self.message.emit(f"Rejected repair {rid}")
+
+    def close_view(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
