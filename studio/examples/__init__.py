@@ -1,1 +1,9 @@
-"""Example films: each module builds a project from code, scene to storyboard to motion."""
+"""Example films: each is a scene module and a story module, built from code.
+
+The story module gives author_plan, author_states and author_motion; the scene
+module gives build_scene and create(path). `studio demo` and
+`scripts/make_examples.sh` run them through studio.examples.pipeline.
+"""
+EXAMPLES = {
+    "doorway": ("studio.examples.doorway", "studio.examples.doorway_story"),
+}

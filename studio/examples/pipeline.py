@@ -1,0 +1,211 @@
+"""The whole pipeline on one example film, as a plain function.
+
+build the scene → plan → storyboard states → verify each state → render stills
+→ record the approvals it is told to make → author motion through the gate →
+verify every frame → render the film → export .blend and .mp4.
+
+`run_pipeline(name, out, approve, state)` reports progress through `state`
+(stage, fraction, message) and stops between stages when `state.cancelled`
+is set, so the CLI wraps it in a text progress bar and a GUI in a worker.
+"""
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.checks.report import Report, required_checks_pass
+from studio.checks.run import verify_film, verify_state
+from studio.checks.score import rates
+from studio.jobs import queue, spec as specs
+from studio.jobs.dispatch import run_submitted
+from studio.store.project import Project
+from studio.store.settings import load_settings
+from studio.timeline.film import load_film_tracks
+from studio.timeline.gate import board_status
+from studio.timeline.reviews import record_review
+from studio.timeline.storyboard import list_states
+
+from . import EXAMPLES
+
+
+class PipelineError(Exception):
+    """A stage that could not finish; the message says which and why."""
+
+
+@dataclass
+class Stage:
+    name: str
+    seconds: float = 0.0
+    result: str = ""
+
+
+@dataclass
+class Summary:
+    project: Path
+    stages: list[Stage] = field(default_factory=list)
+    state_verdicts: dict[str, str] = field(default_factory=dict)
+    approved: list[str] = field(default_factory=list)
+    film_reports: list[Report] = field(default_factory=list)
+    outputs: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def required_pass(self) -> bool:
+        return bool(self.film_reports) and required_checks_pass(self.film_reports)
+
+
+class QuietState:
+    """A progress sink that records nothing (tests, scripts)."""
+
+    cancelled = False
+
+    def stage(self, name: str) -> None:
+        pass
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        pass
+
+
+def modules(name: str):
+    """The scene module and the story module of an example."""
+    if name not in EXAMPLES:
+        raise PipelineError(f"no example named {name!r}; there are: {', '.join(EXAMPLES)}")
+    scene_mod, story_mod = EXAMPLES[name]
+    return importlib.import_module(scene_mod), importlib.import_module(story_mod)
+
+
+def run_pipeline(name: str, out: Path, approve: str = "all", state=None, render: bool = True,
+                 resolution: tuple[int, int] | None = None) -> Summary:
+    """Make the example film `name` in the new project folder `out`."""
+    state = state or QuietState()
+    scene_mod, story = modules(name)
+    summary = Summary(Path(out))
+    settings = load_settings()
+
+    def stage(label: str):
+        if state.cancelled:
+            raise PipelineError(f"cancelled before {label}")
+        state.stage(label)
+        s = Stage(label)
+        summary.stages.append(s)
+        return s
+
+    t = time.perf_counter()
+    s = stage("scene")
+    project = scene_mod.create(out)
+    s.result = f"{project.path}"
+    s.seconds = time.perf_counter() - t
+    try:
+        t = time.perf_counter()
+        s = stage("plan")
+        story.author_plan(project)
+        plan = project.get_doc("plan") or {}
+        s.result = f"{len(plan.get('states', []))} key states, {len(plan.get('events', []))} events"
+        s.seconds = time.perf_counter() - t
+
+        t = time.perf_counter()
+        s = stage("storyboard")
+        story.author_states(project)
+        states = list_states(project)
+        for i, st in enumerate(states):
+            reports = verify_state(project, st.id)
+            summary.state_verdicts[st.id] = "pass" if required_checks_pass(reports) else "fail"
+            state.progress((i + 1) / len(states), f"verified {st.id}")
+        s.result = f"{len(states)} states, {sum(v == 'pass' for v in summary.state_verdicts.values())} passing"
+        s.seconds = time.perf_counter() - t
+
+        if render:
+            t = time.perf_counter()
+            s = stage("stills")
+            job = _run_job(project, "still", lambda d: specs.still_spec(project, d, None, None,
+                                                                           "BLENDER_WORKBENCH", resolution),
+                           settings, state)
+            s.result = f"{len(job.outputs)} stills"
+            s.seconds = time.perf_counter() - t
+
+        t = time.perf_counter()
+        s = stage("review")
+        wanted = _approvals(approve, [st.id for st in states])
+        for st in states:
+            if st.id in wanted and summary.state_verdicts.get(st.id) == "pass":
+                record_review(project, st.id, "approve", note="approved in the demo run", reviewer="demo")
+                summary.approved.append(st.id)
+        pending = [f"{b.state_id}: {b.reason}" for b in board_status(project) if b.status != "approved"]
+        s.result = f"{len(summary.approved)} approved" + (f"; not approved: {'; '.join(pending)}" if pending else "")
+        s.seconds = time.perf_counter() - t
+        if pending:
+            raise PipelineError("motion needs every key state approved and passing: " + "; ".join(pending))
+
+        t = time.perf_counter()
+        s = stage("motion")
+        story.author_motion(project)
+        tracks = load_film_tracks(project)
+        s.result = f"frames {tracks.frame_start}..{tracks.frame_end}" if tracks else "nothing baked"
+        s.seconds = time.perf_counter() - t
+
+        t = time.perf_counter()
+        s = stage("verify film")
+        summary.film_reports = verify_film(project)
+        r = rates(summary.film_reports)
+        s.result = (f"required {'pass' if summary.required_pass else 'FAIL'}, penetration "
+                    f"{_pct(r['penetration_rate'])}, floating {_pct(r['floating_rate'])}")
+        s.seconds = time.perf_counter() - t
+
+        if render:
+            t = time.perf_counter()
+            s = stage("render film")
+            video = project.path / "renders" / f"{name}.mp4"
+            _run_job(project, "film", lambda d: specs.video_spec(project, d, "film", None, "BLENDER_WORKBENCH",
+                                                                  resolution, 16, deliver_to=str(video)),
+                     settings, state)
+            summary.outputs["film"] = video
+            s.result = str(video)
+            s.seconds = time.perf_counter() - t
+
+            t = time.perf_counter()
+            s = stage("export")
+            if not summary.required_pass:
+                raise PipelineError("export refused: the film's required checks do not pass")
+            blend = project.path / "exports" / f"{name}.blend"
+            _run_job(project, "export_blend", lambda d: specs.blend_spec(project, d, str(blend), None, resolution),
+                     settings, state)
+            summary.outputs["blend"] = blend
+            s.result = str(blend)
+            s.seconds = time.perf_counter() - t
+    finally:
+        project.close()
+    return summary
+
+
+def _approvals(approve: str, ids: list[str]) -> set[str]:
+    if approve == "all":
+        return set(ids)
+    if approve in ("", "none"):
+        return set()
+    wanted = {a.strip() for a in approve.split(",") if a.strip()}
+    unknown = wanted - set(ids)
+    if unknown:
+        raise PipelineError(f"--approve names states that are not in the storyboard: {', '.join(sorted(unknown))}")
+    return wanted
+
+
+def _run_job(project: Project, kind: str, build, settings: dict, state) -> queue.Job:
+    job = queue.submit(project, kind, build, actor="demo")
+
+    done = [0]
+
+    def on_event(job_id: int, e: dict) -> None:
+        of = e.get("of") or 0
+        if e.get("stage") in ("frame", "still") and of:
+            done[0] += 1
+            state.progress(min(1.0, done[0] / of), f"{kind} {done[0]}/{of}")
+    job = run_submitted(project, job.id, settings, None, on_event)
+    if job.state != "succeeded":
+        raise PipelineError(f"the {kind} job {job.id} {job.state}: {job.error} "
+                            f"(log: {queue.job_dir(project, job.id) / 'log.txt'})")
+    return job
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{100 * v:.1f}%"
