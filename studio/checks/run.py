@@ -14,7 +14,6 @@ import json
 import time
 import traceback
 
-import numpy as np
 import trimesh
 
 from studio.scene.ir import Scene, canonical_hash
@@ -121,17 +120,28 @@ class FilmCheck:
         return self.reports
 
     def verify_interval(self, tracks: Tracks, start: int, end: int) -> list[Report]:
-        """Re-verify frames start..end of edited tracks; other frames keep their findings."""
-        if self.tracks is None:
+        """Re-verify edited tracks whose changes lie in frames start..end.
+
+        Checks that need contacts (penetration, support, margin, slip) run on the
+        interval only and keep their findings elsewhere; the cheap whole-film
+        checks (well-formed, joint limits, events, continuity) run on all frames."""
+        if self.tracks is None or not self.reports:
             return self.verify(tracks)
         part = tracks.slice(max(start, tracks.frame_start), min(end, tracks.frame_end))
-        states = [s for s in self.states if start <= s[0] <= end]
-        fresh = run_checks(self.scene, self.meshes, part, plan=self.plan, states=states, cache=self.cache,
-                           names=[penetration.NAME, joint_limits.NAME, wellformed.NAME, supported.NAME])
+        local = [penetration.NAME, supported.NAME, support_margin.NAME, contact_slip.NAME]
+        fresh = {r.name: r for r in run_checks(self.scene, self.meshes, part, plan=self.plan, cache=self.cache,
+                                               names=local)}
+        whole = {r.name: r for r in run_checks(self.scene, self.meshes, tracks, plan=self.plan,
+                                               states=self.states, cache=self.cache,
+                                               names=[v.NAME for v in VERIFIERS if v.NAME not in local])}
         merged = []
         for old in self.reports:
-            new = next((r for r in fresh if r.name == old.name), None)
-            merged.append(_merge(old, new, start, end, tracks.n_frames) if new else old)
+            if old.name in whole:
+                merged.append(whole[old.name])
+            elif old.name in fresh:
+                merged.append(_merge(old, fresh[old.name], start, end, tracks.n_frames))
+            else:
+                merged.append(old)
         self.tracks, self.reports = tracks, merged
         return merged
 
@@ -146,7 +156,7 @@ def _merge(old: Report, new: Report, start: int, end: int, n_frames: int) -> Rep
         metrics.update(penetration_rate=len(frames) / max(n_frames, 1), frames_with_penetration=len(frames))
     if old.name == supported.NAME and metrics.get("body_frames"):
         metrics.update(floating_rate=len(ev) / metrics["body_frames"], floating_body_frames=len(ev))
-    verdict = "fail" if ev else ("pass" if old.verdict in ("pass", "fail") else old.verdict)
+    verdict = "fail" if ev else ("pass" if "pass" in (old.verdict, new.verdict) else old.verdict)
     if "error" in (old.verdict, new.verdict):
         verdict = "error"
     return Report(old.name, verdict, ev, metrics, new.seconds)
@@ -156,4 +166,3 @@ def reports_json(reports: list[Report]) -> str:
     return json.dumps([r.to_dict() for r in reports], indent=1)
 
 
-__all__ = ["run_checks", "verify_state", "verify_film", "FilmCheck", "approved_states", "film_hash", "np"]
