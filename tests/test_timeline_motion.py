@@ -106,7 +106,7 @@ def test_bake_refused_by_gate(tmp_project):
 def test_footsteps_keep_com_over_support_and_feet_planted():
     plan = plan_footsteps([0, 0.1, 0], [0, -0.1, 0], [1.6, 0.4], 1001, 1120, step_length=0.35)
     feet = foot_tracks(plan, step_height=0.08)
-    com = com_path(plan)
+    com = com_path(plan, sway=0.6)
     feet_order = [s.foot for s in plan.steps]
     assert feet_order[0] == "l" and all(a != b for a, b in zip(feet_order, feet_order[1:]))
     assert all(np.linalg.norm(s.end[:2] - s.start[:2]) <= 0.35 + 1e-9 for s in plan.steps)
@@ -176,3 +176,14 @@ def test_planar_marble_on_ramp_and_gears_repeat():
     ang_b = math.atan2(world["gear_b"][-1, 2, 0], world["gear_b"][-1, 0, 0])
     assert ang_a == pytest.approx(-2.0 * ang_b, abs=1e-3) and abs(ang_a) > 0.5
     assert np.allclose(runs[0].roots["gear_a"][:, :3], [-1.5, 0, 0.6])
+
+
+def test_sidesteps_keep_com_inside_stance_foot():
+    plan = plan_footsteps([0, 0.09, 0], [0, -0.09, 0], [0, -0.75], 1001, 1049, step_length=0.35, first="r",
+                          facing=0.0)
+    feet, com = foot_tracks(plan), com_path(plan, sway=0.6)
+    assert np.allclose(feet["l"][:, 3], 0) and np.allclose(feet["r"][:, 3], 0)     # facing stays +X
+    assert np.allclose(feet["r"][-1, :2], [0, -0.84]) and np.allclose(feet["l"][-1, :2], [0, -0.66])
+    for i, f in enumerate(range(1001, 1050)):
+        corners = np.vstack([foot_corners(*feet[k][i][[0, 1, 3]], plan.foot_size) for k in planted(plan, f)])
+        assert inside(com[i], support_polygon(corners), margin=0.005), f

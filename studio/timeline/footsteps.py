@@ -18,6 +18,9 @@ import numpy as np
 from .interpolate import ease
 
 
+MARGIN = 0.01        # metres the planned centre of mass keeps inside the stance foot
+
+
 @dataclass
 class Step:
     foot: str                  # "l" or "r"
@@ -45,9 +48,11 @@ class FootPlan:
 
 
 def plan_footsteps(left, right, goal, frame_start: int, frame_end: int, step_length: float = 0.35,
-                   first: str = "l", foot_size: tuple[float, float] = (0.22, 0.1)) -> FootPlan:
+                   first: str = "l", foot_size: tuple[float, float] = (0.22, 0.1),
+                   facing: float | None = None) -> FootPlan:
     """Steps taking the feet from (x, y, yaw) `left`/`right` to stand side by side with their
-    midpoint at `goal` (x, y), facing the walking direction."""
+    midpoint at `goal` (x, y), facing the walking direction, or `facing` (radians) throughout:
+    a character without hip yaw sidesteps and walks diagonally that way."""
     start = {"l": np.asarray(left, float), "r": np.asarray(right, float)}
     mid = (start["l"][:2] + start["r"][:2]) / 2
     d = np.asarray(goal, float)[:2] - mid
@@ -55,7 +60,7 @@ def plan_footsteps(left, right, goal, frame_start: int, frame_end: int, step_len
     plan = FootPlan(frame_start, frame_end, start, foot_size=foot_size)
     if dist < 1e-6:
         return plan
-    heading = math.atan2(d[1], d[0])
+    heading = math.atan2(d[1], d[0]) if facing is None else float(facing)
     u, n = d / dist, np.array([-math.sin(heading), math.cos(heading)])
     half_w = abs(float(np.dot(start["l"][:2] - start["r"][:2], n))) / 2 or 0.1
     order = [first, "r" if first == "l" else "l"]
@@ -126,15 +131,22 @@ def planted(plan: FootPlan, frame: int) -> list[str]:
     return [f for f, spans in contacts(plan).items() if any(a <= frame <= b for a, b in spans)]
 
 
-def com_path(plan: FootPlan) -> np.ndarray:
-    """(F, 2) planned centre of mass: over the stance foot in single support, between the feet in double."""
+def com_path(plan: FootPlan, sway: float = 1.0) -> np.ndarray:
+    """(F, 2) planned centre of mass: over the stance foot in single support (`sway` of the
+    way there from the feet's midpoint, never nearer its edge than MARGIN), between the feet in double support."""
     def centre(p):
         return np.asarray(p[:2], float)
     keys = [(plan.frame_start, (centre(plan.start["l"]) + centre(plan.start["r"])) / 2)]
     for s in plan.steps:
         other = "r" if s.foot == "l" else "l"
-        stance = centre(plan.placement(other, s.lift))
-        keys += [(s.lift, stance), (s.land, stance)]
+        placed = plan.placement(other, s.lift)
+        stance = centre(placed)
+        lean = (1 - sway) * ((stance + centre(s.start)) / 2 - stance)
+        c, sn = math.cos(placed[2]), math.sin(placed[2])
+        along, across = lean @ [c, sn], lean @ [-sn, c]          # in the stance foot's frame
+        room = (plan.foot_size[0] / 2 - MARGIN, plan.foot_size[1] / 2 - MARGIN)
+        k = min(1.0, room[0] / max(abs(along), 1e-12), room[1] / max(abs(across), 1e-12))
+        keys += [(s.lift, stance + k * lean), (s.land, stance + k * lean)]
     keys.append((plan.frame_end, (centre(plan.placement("l", plan.frame_end))
                                   + centre(plan.placement("r", plan.frame_end))) / 2))
     frames = np.arange(plan.frame_start, plan.frame_end + 1)

@@ -60,6 +60,7 @@ class Goal:
     rotation: np.ndarray | None = None
     weight: float = 1.0
     rotation_weight: float = 0.2      # metres of error that one radian counts as
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)   # a point fixed in that frame, not its origin
 
 
 def _frame_local(scene: Scene, name: str) -> tuple[str, np.ndarray]:
@@ -97,7 +98,12 @@ def solve_ik(scene: Scene, pose: Pose, joints: list[str], goals: list[Goal], ite
     if not joints:
         raise IKError("IK: no joints to move")
     pose = pose.completed(scene)
-    locals_ = [_frame_local(scene, g.name) for g in goals]
+    locals_ = []
+    for g in goals:
+        body, loc = _frame_local(scene, g.name)
+        shift = np.eye(4)
+        shift[:3, 3] = g.offset
+        locals_.append((body, loc @ shift))
     bodies = set().union(*(_ancestors(scene, b) for b, _ in locals_))
     sub = _sub_scene(scene, bodies)
     js = [scene.joint(n) for n in joints]

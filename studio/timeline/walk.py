@@ -1,0 +1,78 @@
+"""Walking a legged character: the root follows the planned centre of mass, each leg
+reaches its foot's planned placement by IK, and the upper body is left to the caller.
+
+Feet are kept flat: besides the sole frame's position, a point `TOE` metres ahead of
+the sole (along the foot's yaw) is aimed at the same height. `com_offset` is where the
+character's centre of mass sits relative to its root, in the root's heading frame, so
+the root is placed such that the real centre of mass follows the plan.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from studio.scene.ir import Scene
+from studio.scene.kinematics import pose_world
+from studio.scene.pose import Pose
+from studio.scene.transforms import quat_from_axis_angle, quat_to_matrix
+
+from .footsteps import FootPlan, com_path, foot_tracks
+from .ik import Goal, solve_ik
+
+TOE = 0.1
+
+
+def centre_of_mass(scene: Scene, pose: Pose, bodies: list[str] | None = None) -> np.ndarray:
+    """Mass-weighted centre of the bodies' mesh-free origins (body frames), world xyz."""
+    world = pose_world(scene, pose.completed(scene))
+    names = bodies or [b.name for b in scene.bodies if not b.is_static]
+    m = np.array([scene.body(n).mass for n in names])
+    p = np.array([world[n][:3, 3] for n in names])
+    return (m[:, None] * p).sum(0) / max(m.sum(), 1e-9)
+
+
+def foot_goals(sole: str, x: float, y: float, z: float, yaw: float) -> list[Goal]:
+    fwd = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+    return [Goal(sole, np.array([x, y, z])),
+            Goal(sole, np.array([x, y, z]) + TOE * fwd, weight=0.5, offset=(TOE, 0.0, 0.0))]
+
+
+def place_feet(scene: Scene, pose: Pose, legs: dict[str, tuple[list[str], str]],
+               feet: dict[str, np.ndarray], iterations: int = 40) -> tuple[Pose, float]:
+    """Solve each leg so its sole stands at feet[side] = (x, y, z, yaw); returns the worst error."""
+    worst = 0.0
+    for side, (joints, sole) in legs.items():
+        x, y, z, yaw = feet[side]
+        pose, err = solve_ik(scene, pose, joints, foot_goals(sole, x, y, z, yaw), iterations)
+        worst = max(worst, err)
+    return pose, worst
+
+
+def root_track(plan: FootPlan, heights: np.ndarray, yaw: float, com_offset: np.ndarray,
+               sway: float = 0.6) -> np.ndarray:
+    """(F, 7) root transforms: xy from the planned centre of mass less the offset, z given."""
+    com = com_path(plan, sway)
+    c, s = math.cos(yaw), math.sin(yaw)
+    off = np.array([c * com_offset[0] - s * com_offset[1], s * com_offset[0] + c * com_offset[1]])
+    q = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array(yaw))
+    return np.column_stack([com - off, heights, np.tile(q, (len(com), 1))])
+
+
+def walk(scene: Scene, start: Pose, root: str, legs: dict[str, tuple[list[str], str]], plan: FootPlan,
+         heights: np.ndarray, com_offset: np.ndarray, step_height: float = 0.06, sway: float = 0.6,
+         upper=None) -> tuple[list[Pose], float]:
+    """One pose per frame of the plan; `upper(i, pose)` may pose the rest of the body first."""
+    yaw = float(np.arctan2(*quat_to_matrix(np.asarray(start.roots[root][3:]))[[1, 0], 0]))
+    roots = root_track(plan, heights, yaw, com_offset, sway)
+    feet = foot_tracks(plan, step_height)
+    poses, worst, pose = [], 0.0, start.completed(scene)
+    for i in range(len(roots)):
+        pose = pose.copy()
+        pose.roots[root] = roots[i].tolist()
+        if upper is not None:
+            pose = upper(i, pose)
+        pose, err = place_feet(scene, pose, legs, {k: v[i] for k, v in feet.items()}, iterations=20)
+        worst = max(worst, err)
+        poses.append(pose)
+    return poses, worst
