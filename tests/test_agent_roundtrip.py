@@ -1,0 +1,140 @@
+"""From a prompt to an approved storyboard state through the scripted model,
+with every tool call undoable and every step revertible to exact hashes."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_scenes import make_arm_project
+from agent_scripts import db_dump, good_plan, plan_replies
+from chat_server import ChatServer
+from studio.agent.client import ModelClient
+from studio.agent.loop import run_tools
+from studio.agent.planner import make_plan
+from studio.agent.steps import list_steps, revert
+from studio.scene.io import load_scene
+from studio.scene.meshes import scene_design_id
+from studio.timeline.commands import CommandStack, ReviewState
+from studio.timeline.film import list_segments
+from studio.timeline.gate import state_status
+from studio.timeline.storyboard import content_hash, get_state, list_states
+
+
+def arm_plan() -> dict:
+    plan = good_plan("the arm lifts the panel")
+    plan["objects"] = [{"name": "panel", "description": "a thin panel"}, {"name": "robot", "description": "the arm"}]
+    plan["events"] = []
+    return plan
+
+
+def build_replies() -> list[dict]:
+    return [
+        {"tool_calls": [
+            {"name": "set_state", "arguments": {"state": "start", "frame": 1001, "shot": "wide",
+                                                "description": "panel on the floor"}},
+            {"name": "set_state", "arguments": {"state": "lift", "frame": 1048, "shot": "wide",
+                                                "description": "the panel is lifted",
+                                                "joints": {"shoulder": -0.3}}}]},
+        {"tool_calls": [
+            {"name": "solve_ik", "arguments": {"state": "lift", "effector": "gripper", "joints": ["shoulder", "elbow"],
+                                               "target_position": [-1.0, 0.0, 0.6]}},
+            {"name": "place_relative", "arguments": {"state": "lift", "body": "panel", "frame": "gripper",
+                                                     "offset": [0.0, 0.0, -0.04]}},
+            {"name": "run_verifiers", "arguments": {"state": "start"}},
+            {"name": "run_verifiers", "arguments": {"state": "lift"}}]},
+        {"content": "Both key states are ready for review."},
+    ]
+
+
+def scene_hashes(project) -> dict:
+    scene = load_scene(project)
+    return {"design": scene_design_id(scene),
+            "states": {s.id: content_hash(scene, s.pose) for s in list_states(project)},
+            "tracks": {r["segment"]: r["hash"] for r in list_segments(project)}}
+
+
+def test_prompt_to_an_approved_state_and_gated_motion(tmp_project):
+    make_arm_project(tmp_project)
+    with ChatServer([*plan_replies(arm_plan()), *build_replies()]) as chat:
+        client = ModelClient(chat.base_url, "scripted", "sk-roundtrip-key", timeout=5, max_retries=0)
+        planned = make_plan(tmp_project, client, "the arm lifts the panel")
+        stack = CommandStack()
+        built = run_tools(tmp_project, client, "Author the key states.", stack)
+        assert built.refused == [] and built.final_text == "Both key states are ready for review."
+        # tools got the schemas; the loop answered each call with its result
+        assert {t["function"]["name"] for t in chat.requests[3]["body"]["tools"]} >= {"set_state", "solve_ik"}
+        answers = [json.loads(m["content"]) for m in chat.requests[5]["body"]["messages"] if m["role"] == "tool"]
+        assert [a["ok"] for a in answers] == [True] * 6
+        ik = answers[2]
+        assert ik["error_m"] < 1e-3
+        lift = get_state(tmp_project, "lift")
+        from studio.timeline.ik import frame_pose
+        grip = frame_pose(load_scene(tmp_project), lift.pose, "gripper")
+        assert grip[:3, 3] == pytest.approx([-1.0, 0.0, 0.6], abs=1e-3)
+        # the offset is in the gripper's own frame (turned with the forearm)
+        assert lift.pose.roots["panel"][:3] == pytest.approx((grip @ [0.0, 0.0, -0.04, 1.0])[:3], abs=1e-9)
+        assert abs(lift.pose.roots["panel"][0] + 1.0) > 1e-3
+        assert answers[4]["verdicts"]["NoPenetration"] == "pass"
+
+        # a person approves 'start' (a command on the same stack); the gate now passes it
+        assert not state_status(tmp_project, "start").ok
+        stack.run(ReviewState(tmp_project, "start", "approve", "looks right"))
+        assert state_status(tmp_project, "start").ok
+        assert state_status(tmp_project, "start").status == "approved"
+
+        # motion across the unapproved 'lift' is refused with the gate's message, as the tool result
+        chat.add({"tool_calls": [{"name": "author_segment", "arguments": {"segment": "start..lift"}}]},
+                 {"content": "Waiting for lift to be approved."})
+        before = db_dump(tmp_project, skip=("audit",))
+        gated = run_tools(tmp_project, client, "Author the motion.", stack)
+        assert db_dump(tmp_project, skip=("audit",)) == before
+        assert len(gated.refused) == 1 and "motion is blocked" in gated.refused[0]
+        assert "lift: unreviewed" in gated.refused[0]
+        sent = chat.requests[-1]["body"]["messages"][-1]
+        assert sent["role"] == "tool" and "motion is blocked" in json.loads(sent["content"])["error"]
+
+        stack.run(ReviewState(tmp_project, "lift", "approve"))
+        chat.add({"tool_calls": [{"name": "author_segment", "arguments": {"segment": "start..lift"}}]},
+                 {"content": "Baked."})
+        run_tools(tmp_project, client, "Author the motion.", stack)
+        (seg,) = list_segments(tmp_project)
+        assert (seg["segment"], seg["start"], seg["end"]) == ("start..lift", 1001, 1048)
+        # the bake is a command like any other: undo removes it
+        stack.undo()
+        assert list_segments(tmp_project) == []
+        stack.redo()
+    assert planned.step == 1 and [s["action"] for s in list_steps(tmp_project)][:3] == \
+        ["plan", "tool set_state", "tool set_state"]
+
+
+def test_revert_restores_exact_hashes(tmp_project):
+    make_arm_project(tmp_project)
+    with ChatServer([*plan_replies(arm_plan()), *build_replies()]) as chat:
+        client = ModelClient(chat.base_url, "scripted", None, timeout=5, max_retries=0)
+        make_plan(tmp_project, client, "the arm lifts the panel")
+        seen = {}
+        steps_before = len(list_steps(tmp_project))
+        run_tools(tmp_project, client, "Author the key states.")
+    steps = list_steps(tmp_project)
+    assert len(steps) == steps_before + 6 and all(s["tokens"] >= 0 for s in steps)
+    # replay the snapshots: each step's restore gives the hashes the project had after it
+    for s in steps:
+        revert(tmp_project, s["id"])
+        seen[s["id"]] = scene_hashes(tmp_project)
+    assert seen[1]["states"] == {}
+    assert set(seen[2]["states"]) == {"start"} and set(seen[3]["states"]) == {"start", "lift"}
+    assert seen[4]["states"]["lift"] != seen[3]["states"]["lift"]      # solve_ik moved the arm
+    final = steps[-1]["id"]
+    revert(tmp_project, final)
+    assert scene_hashes(tmp_project) == seen[final]
+    revert(tmp_project, 0)                                              # before the agent's first step
+    assert tmp_project.get_doc("plan") is None and list_states(tmp_project) == []
+    assert scene_hashes(tmp_project)["design"] == seen[1]["design"]
+    revert(tmp_project, 3)
+    assert scene_hashes(tmp_project) == seen[3]
+    assert get_state(tmp_project, "lift").pose.joints["shoulder"] == -0.3
+    actions = [s["action"] for s in list_steps(tmp_project)]
+    assert actions[-3:] == [f"revert to step {final}", "revert to step 0", "revert to step 3"]
+    with pytest.raises(Exception, match="no agent step 999"):
+        revert(tmp_project, 999)
