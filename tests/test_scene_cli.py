@@ -108,3 +108,26 @@ def test_bad_input_exits_2_naming_the_body_and_file(tmp_path, capsys):
     assert "body crate" in err and "nowhere/crate.glb: no such mesh file" in err
     assert main(["scene", "build", str(tmp_path / "not-a-project")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_scene_import_copies_the_file_and_adds_a_body(tmp_path, capsys):
+    path = tmp_path / "set"
+    Project.create(path).close()
+    chair = tmp_path / "downloads" / "chair.glb"
+    chair.parent.mkdir()
+    chair.write_bytes(trimesh.creation.box(extents=[0.5, 0.9, 0.4]).export(file_type="glb"))
+    assert main(["scene", "import", str(path), str(chair), "--name", "chair", "--at", "1", "0", "0.45"]) == 0
+    assert "12 triangles, watertight yes, size 0.500 x 0.400 x 0.900 m" in capsys.readouterr().out
+    chair.unlink()                                     # the project keeps its own copy
+    with Project.open(path) as p:
+        scene = load_scene(p)
+        body = scene.body("chair")
+        assert body.geometry.source == "mesh" and body.geometry.path.startswith("assets/")
+        assert scene.rest["chair"][:3] == [1.0, 0.0, 0.45] and scene.name == "set"
+        before = p.db.execute("SELECT count(*) FROM scene_objects").fetchone()[0]
+    assert main(["scene", "build", str(path)]) == 0
+    assert _rows(capsys.readouterr().out)["chair"][:2] == (12, "yes")
+    assert main(["scene", "import", str(path), str(chair), "--name", "stool"]) == 2
+    assert "chair.glb: no such mesh file" in capsys.readouterr().err
+    with Project.open(path) as p:
+        assert p.db.execute("SELECT count(*) FROM scene_objects").fetchone()[0] == before

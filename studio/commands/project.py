@@ -5,7 +5,8 @@ import time
 from pathlib import Path
 
 from studio.scene.io import load_scene
-from studio.scene.meshes import MeshError, build_scene_meshes, scene_design_id
+from studio.scene.importers import MeshFileError, import_mesh
+from studio.scene.meshes import MeshError, build_body_mesh, build_scene_meshes, scene_design_id
 from studio.scene.parts import catalogue
 from studio.store.project import Project
 
@@ -33,6 +34,13 @@ def register(sub) -> None:
     p = scene_sub.add_parser("build", help="tessellate and cache every body's mesh, and report each")
     p.add_argument("path", type=Path)
     p.set_defaults(func=cmd_scene_build)
+    p = scene_sub.add_parser("import", help="add a glTF/OBJ/STL mesh file to the scene as a new body")
+    p.add_argument("path", type=Path, help="the project folder")
+    p.add_argument("file", type=Path, help="a .glb, .gltf, .obj or .stl file (metres; glTF is +Y up)")
+    p.add_argument("--name", required=True, help="the new body's name")
+    p.add_argument("--kind", default="rigid", choices=("rigid", "static", "ground", "effect"))
+    p.add_argument("--at", type=float, nargs=3, default=(0.0, 0.0, 0.0), metavar=("X", "Y", "Z"))
+    p.set_defaults(func=cmd_scene_import)
     p = scene_sub.add_parser("parts", help="list the CAD parts a scene can use, with their parameters")
     p.set_defaults(func=cmd_scene_parts)
 
@@ -95,6 +103,19 @@ def cmd_scene_build(args) -> int:
     if leaky:
         print(f"not watertight: {', '.join(leaky)}")
         return EXIT_FAILED
+    return 0
+
+
+def cmd_scene_import(args) -> int:
+    with Project.open(args.path) as p:
+        try:
+            body = import_mesh(p, args.file, args.name, args.kind, args.at)
+            built = build_body_mesh(body, p.path)
+        except (MeshFileError, MeshError) as e:
+            raise CommandError(str(e), EXIT_BAD_INPUT) from None
+    m = built.mesh
+    print(f"imported {args.file} as {body.name} ({body.kind}): {len(m.faces)} triangles, "
+          f"watertight {'yes' if m.is_watertight else 'NO'}, size {' x '.join(f'{e:.3f}' for e in m.extents)} m")
     return 0
 
 

@@ -61,3 +61,30 @@ def load_mesh_file(path: Path) -> tuple[np.ndarray, np.ndarray]:
     m.update_faces(m.nondegenerate_faces())
     m.remove_unreferenced_vertices()
     return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+
+
+def import_mesh(project, file: Path, name: str, kind: str = "rigid", position=(0.0, 0.0, 0.0)):
+    """Copy a mesh file into the project's assets and add it to the scene as a root body.
+
+    The file is read first, so a bad file leaves the project as it was.
+    Returns the new Body. The copy is content-addressed, so the scene keeps
+    working if the original file moves or changes.
+    """
+    from .io import load_scene, save_scene
+    from .ir import Body, Geometry, Scene
+
+    file = Path(file)
+    load_mesh_file(file)                       # refuse before touching the project
+    scene = load_scene(project)
+    if name in scene.body_names:
+        raise MeshFileError(f"{file}: the scene already has a body named {name!r}")
+    asset = project.put_asset(file.read_bytes(), FORMATS[file.suffix.lower()])
+    rel = project.asset_path(asset).relative_to(project.path).as_posix()
+    d = scene.to_dict()
+    if not scene.bodies and scene.name == "untitled":
+        d["name"] = project.name
+    d["bodies"].append({"name": name, "kind": kind, "geometry": {"source": "mesh", "path": rel}})
+    d["rest"][name] = [*map(float, position), 1.0, 0.0, 0.0, 0.0]
+    new = Scene.from_dict(d)
+    save_scene(project, new, action=f"import mesh {file.name} as {name}")
+    return new.body(name)
