@@ -100,7 +100,10 @@ def validate_plan(plan: Any, scene: Scene | None = None) -> dict:
         if e.get("kind") not in EVENT_KINDS:
             raise PlanError(f"{at}.kind: expected one of {EVENT_KINDS}, got {e.get('kind')!r}")
         for j, o in enumerate(_list(e, "subjects", at)):
-            if names is not None and o not in names:
+            if e["kind"] == "order":
+                if o not in event_ids:
+                    raise PlanError(f"{at}.subjects[{j}]: an order event lists event ids; no event {o!r}")
+            elif names is not None and o not in names:
                 raise PlanError(f"{at}.subjects[{j}]: {o!r} is not a body, group or frame of the scene")
         w = e.get("window")
         if not isinstance(w, list) or len(w) != 2:

@@ -44,6 +44,13 @@ def place_feet(scene: Scene, pose: Pose, legs: dict[str, tuple[list[str], str]],
     worst = 0.0
     for side, (joints, sole) in legs.items():
         x, y, z, yaw = feet[side]
+        pose = pose.copy()
+        for name in joints:             # a straight knee on its limit is a singularity: start just off it
+            j = scene.joint(name)
+            v = pose.joints[name]
+            if j.type != "ball" and (v <= j.lower + 1e-6 or v >= j.upper - 1e-6):
+                step = min(0.2, 0.1 * (j.upper - j.lower))
+                pose.joints[name] = v + step if v <= j.lower + 1e-6 else v - step
         pose, err = solve_ik(scene, pose, joints, foot_goals(sole, x, y, z, yaw), iterations)
         worst = max(worst, err)
     return pose, worst
@@ -51,10 +58,12 @@ def place_feet(scene: Scene, pose: Pose, legs: dict[str, tuple[list[str], str]],
 
 def root_track(plan: FootPlan, heights: np.ndarray, yaw: float, com_offset: np.ndarray,
                sway: float = 0.6) -> np.ndarray:
-    """(F, 7) root transforms: xy from the planned centre of mass less the offset, z given."""
+    """(F, 7) root transforms: xy from the planned centre of mass less the offset ((2,) or (F, 2),
+    in the heading frame), z given."""
     com = com_path(plan, sway)
     c, s = math.cos(yaw), math.sin(yaw)
-    off = np.array([c * com_offset[0] - s * com_offset[1], s * com_offset[0] + c * com_offset[1]])
+    o = np.broadcast_to(np.asarray(com_offset, float)[..., :2], (len(com), 2))
+    off = np.column_stack([c * o[:, 0] - s * o[:, 1], s * o[:, 0] + c * o[:, 1]])
     q = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array(yaw))
     return np.column_stack([com - off, heights, np.tile(q, (len(com), 1))])
 

@@ -1,0 +1,336 @@
+"""The doorway film carried through: plan, key states and motion between them.
+
+The robot walks up to the panel, squats and sets its fingertips against the
+panel's near edge at the two handles, lifts it, sidesteps around the stand,
+walks past it, lines up with the door, tilts the panel (a 50 degree roll, so
+its 1.2 m width fits the 0.9 m opening), walks through, lowers it onto its far
+edge beside the drop spot and lets go. Each state is posed by IK (legs to flat
+feet under the centre of mass, hands to targets set off the panel's handle
+frames); motion between approved states comes from the timeline's tools
+(footsteps and walking, carrying the panel with the pelvis while the hands
+follow it by IK, interpolation for the in-place moves) and is baked through
+the gate. The grasp holds the fingertips 4 mm off the edge face: the hands
+are solid and must not cut into the panel.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from studio.scene.io import load_scene
+from studio.scene.ir import Scene
+from studio.scene.pose import Pose, Tracks
+from studio.scene.transforms import from_7, quat_from_axis_angle, quat_mul, to_7
+from studio.store.project import Project
+from studio.timeline.commands import BakeSegment, CommandStack, SetState
+from studio.timeline.footsteps import plan_footsteps
+from studio.timeline.ik import Goal, frame_pose, solve_ik
+from studio.timeline.interpolate import cubic, ease, interpolate_poses
+from studio.timeline.plan import save_plan
+from studio.timeline.storyboard import State, get_state
+from studio.timeline.walk import centre_of_mass, place_feet, walk
+
+LEGS = {k: ([f"hip_pitch_{k}", f"hip_roll_{k}", f"knee_{k}", f"ankle_{k}"], f"sole_{k}") for k in "lr"}
+ARMS = {k: [f"shoulder_pitch_{k}", f"shoulder_roll_{k}", f"elbow_{k}", f"wrist_{k}"] for k in "lr"}
+HANDLES = {"l": "handle_left", "r": "handle_right"}
+EDGE_X = -0.30           # the panel's near edge, in its own frame
+TIP = 0.04               # gripper frame to fingertips
+GAP = 0.004              # fingertips to the edge face
+HAND = 0.06              # gripper frame to the wrist
+STANCE = 0.09            # half the distance between the feet
+SOLE_AHEAD = 0.05        # sole frame ahead of the ankle, which stands under the hip
+CARRY_Z, TILT_Z = 0.86, 1.05
+ROLL = math.radians(50)
+
+F = {"start": 1001, "reach": 1049, "lift": 1073, "sidestep": 1113, "advance": 1169, "align": 1209,
+     "tilt": 1233, "through": 1329, "set_down": 1361, "release": 1385}
+SEGMENTS = [("start", "reach", "walk"), ("reach", "lift", "lift"), ("lift", "sidestep", "carry"),
+            ("sidestep", "advance", "carry"), ("advance", "align", "carry"), ("align", "tilt", "tilt"),
+            ("tilt", "through", "carry"), ("through", "set_down", "place"), ("set_down", "release", "release")]
+CARRIED = {"reach..lift", "lift..sidestep", "sidestep..advance", "advance..align", "align..tilt",
+           "tilt..through", "through..set_down"}
+
+
+def plan() -> dict:
+    """The doorway film's plan (shots, states, objects, events, motion)."""
+    states = [
+        ("start", "main", "the robot stands back from the stand; the panel lies flat on it"),
+        ("reach", "main", "the robot squats and sets its fingertips against the panel's near edge at both handles"),
+        ("lift", "main", "the panel is lifted clear of the stand, flat, held by its near edge"),
+        ("sidestep", "main", "the robot has stepped sideways around the stand, panel level"),
+        ("advance", "main", "past the stand, the robot walks towards the wall"),
+        ("align", "main", "the robot lines up with the doorway"),
+        ("tilt", "main", "the panel is tilted fifty degrees so that it fits the opening"),
+        ("through", "door", "through the doorway, the panel still tilted"),
+        ("set_down", "door", "the panel stands on its far edge by the drop spot, still held"),
+        ("release", "door", "the robot lets go and straightens up"),
+    ]
+    tol = {"tolerance": 0.05}
+    return {
+        "prompt": "A robot carries a wide panel through a narrow doorway and sets it down on the other side.",
+        "scene_brief": "A wall with a 0.9 m doorway; a 1.2 m plywood panel lies on a low stand on the near side.",
+        "motion_brief": "Walk to the panel, grasp its near edge, lift, go around the stand, tilt the panel "
+                        "to fit the door, walk through, set it down, let go.",
+        "shots": [{"id": "main", "camera": "cam_main", "start": F["start"], "end": F["tilt"]},
+                  {"id": "door", "camera": "cam_door", "start": F["tilt"] + 1, "end": F["release"]}],
+        "states": [{"id": sid, "frame": F[sid], "shot": shot, "description": text,
+                    "objects": ["robot", "panel"]} for sid, shot, text in states],
+        "objects": [{"name": "robot", "description": "a humanoid robot"},
+                    {"name": "panel", "description": "a 1.2 x 0.6 m plywood panel"},
+                    {"name": "wall", "description": "a wall with a narrow doorway"},
+                    {"name": "stand", "description": "a low stand the panel starts on"}],
+        "events": [
+            {"id": "reach_panel", "kind": "reach", "subjects": ["gripper_l", "handle_left"],
+             "window": [F["start"], F["reach"]], "params": {"tolerance": 0.08}, "after": []},
+            {"id": "grasp_l", "kind": "grasp", "subjects": ["gripper_l", "panel"],
+             "window": [F["reach"], F["lift"]], "params": tol, "after": ["reach_panel"]},
+            {"id": "grasp_r", "kind": "grasp", "subjects": ["gripper_r", "panel"],
+             "window": [F["reach"], F["lift"]], "params": tol, "after": ["reach_panel"]},
+            {"id": "through_door", "kind": "pass_through", "subjects": ["panel"],
+             "window": [F["tilt"], F["through"]], "params": {"point": [0.0, 0.0, 1.05], "normal": [1.0, 0.0, 0.0]},
+             "after": ["grasp_l", "grasp_r"]},
+            {"id": "release_l", "kind": "release", "subjects": ["gripper_l", "panel"],
+             "window": [F["set_down"], F["release"]], "params": tol, "after": ["through_door"]},
+            {"id": "release_r", "kind": "release", "subjects": ["gripper_r", "panel"],
+             "window": [F["set_down"], F["release"]], "params": tol, "after": ["through_door"]},
+            {"id": "on_far_side", "kind": "enter_region", "subjects": ["panel"],
+             "window": [F["set_down"], F["release"]], "params": {"min": [1.2, -0.8, 0.0], "max": [1.9, 0.8, 0.8]},
+             "after": ["through_door"]},
+            {"id": "story", "kind": "order", "subjects": ["grasp_l", "through_door", "release_l"],
+             "window": [F["start"], F["release"]], "params": {}, "after": []},
+        ],
+        "motion": [{"segment": f"{a}..{b}", "tool": tool, "notes": ""} for a, b, tool in SEGMENTS],
+    }
+
+
+def author_plan(project: Project) -> dict:
+    p = plan()
+    save_plan(project, p, load_scene(project), actor="example")
+    return p
+
+
+# ---- posing ---------------------------------------------------------------
+def _yaw_quat(yaw: float = 0.0) -> list[float]:
+    return quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array(yaw)).tolist()
+
+
+def panel_at(grip: np.ndarray, rotation: np.ndarray, scene: Scene) -> list[float]:
+    """Panel root transform that puts the midpoint of its two handles at `grip` with `rotation`."""
+    local = (np.array(scene.frame("handle_left").local.position) + np.array(scene.frame("handle_right").local.position)) / 2
+    m = from_7(np.array([0, 0, 0, *rotation]))
+    return [*(np.asarray(grip, float) - m[:3, :3] @ local), *rotation]
+
+
+def hand_targets(scene: Scene, panel: list[float]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per side, (gripper target, wrist target): fingertips GAP off the near edge, fingers along +X of the panel."""
+    m = from_7(np.asarray(panel, float))
+    out = {}
+    for side, handle in HANDLES.items():
+        y = scene.frame(handle).local.position[1]
+        grip = m @ np.array([EDGE_X - GAP - TIP, y, 0.0, 1.0])
+        wrist = m @ np.array([EDGE_X - GAP - TIP - HAND, y, 0.0, 1.0])
+        out[side] = (grip[:3], wrist[:3])
+    return out
+
+
+def pose_arms(scene: Scene, pose: Pose, targets: dict, iterations: int = 60) -> tuple[Pose, float]:
+    """Hands to their targets: first gripper and wrist together (the fingers' direction), then the gripper exactly."""
+    worst = 0.0
+    for side, (grip, wrist) in targets.items():
+        goals = [Goal(f"gripper_{side}", grip), Goal(f"hand_{side}", wrist, weight=0.5)]
+        pose, _ = solve_ik(scene, pose, ARMS[side], goals, iterations)
+        pose, err = solve_ik(scene, pose, ARMS[side], [Goal(f"gripper_{side}", grip)], iterations // 2)
+        worst = max(worst, err)
+    return pose, worst
+
+
+def robot_bodies(scene: Scene, carrying: bool) -> list[str]:
+    return [b.name for b in scene.bodies if b.group == "robot"] + (["panel"] if carrying else [])
+
+
+def balance(scene: Scene, pose: Pose, pelvis: list[float], arms=None, carrying: bool = False,
+            feet: dict[str, np.ndarray] | None = None) -> tuple[Pose, dict[str, np.ndarray], float]:
+    """Pose the arms (arms(pose) -> (pose, error)), then put the feet flat and side by side
+    under the centre of mass; for a move made in place (`feet` given) the pelvis moves
+    instead, so the centre of mass comes over the feet that stay where they are."""
+    pose = pose.copy()
+    pose.roots["pelvis"] = list(pelvis)
+    bodies = robot_bodies(scene, carrying)
+    err = 0.0
+    for _ in range(3 if feet is not None else 1):
+        if arms is not None:
+            pose, err = arms(pose)
+        com = centre_of_mass(scene, pose, bodies)
+        if feet is None:
+            feet = {"l": np.array([com[0], com[1] + STANCE, 0.0, 0.0]),
+                    "r": np.array([com[0], com[1] - STANCE, 0.0, 0.0])}
+            break
+        mid = (feet["l"][:2] + feet["r"][:2]) / 2
+        pose.roots["pelvis"][:2] = (np.asarray(pose.roots["pelvis"][:2]) + (mid - com[:2])).tolist()
+    pose, e2 = place_feet(scene, pose, LEGS, feet, 80)
+    return pose, feet, max(err, e2)
+
+
+def _carried_arms(scene: Scene, panel: list[float]):
+    def arms(pose: Pose) -> tuple[Pose, float]:
+        pose.roots["panel"] = list(panel)
+        return pose_arms(scene, pose, hand_targets(scene, panel))
+    return arms
+
+
+def _seed_arms(pose: Pose) -> Pose:
+    pose = pose.copy()
+    for s in "lr":
+        pose.joints[f"shoulder_pitch_{s}"] = -1.0
+        pose.joints[f"elbow_{s}"] = -0.6
+    return pose
+
+
+@dataclass
+class StatePose:
+    pose: Pose
+    feet: dict[str, np.ndarray]
+    error: float
+
+
+def state_poses(scene: Scene) -> dict[str, StatePose]:
+    """Every key state's pose, built from the scene's rest pose."""
+    rest = Pose.rest(scene)
+    flat = [1.0, 0.0, 0.0, 0.0]
+    upright = _yaw_quat()
+    on_stand = list(rest.roots["panel"])
+    out: dict[str, StatePose] = {}
+
+    def put(name, pelvis, panel, carrying=False, seed=None, same_feet_as=None):
+        seed = (seed or rest).copy()
+        seed.roots["panel"] = list(panel)
+        arms = _carried_arms(scene, panel) if carrying else None
+        feet = out[same_feet_as].feet if same_feet_as else None
+        pose, placed, err = balance(scene, seed, pelvis, arms, carrying, feet)
+        out[name] = StatePose(pose, placed, err)
+        return pose
+
+    put("start", [-3.0, 0.0, 0.72, *upright], on_stand)
+    put("reach", [-2.2, 0.0, 0.5, *upright], on_stand, True, seed=_seed_arms(rest))
+    grip = (from_7(np.asarray(on_stand)) @ np.array([EDGE_X + 0.03, 0.0, 0.0, 1.0]))[:3]   # handles' midpoint
+    lifted = panel_at([grip[0], 0.0, CARRY_Z], flat, scene)
+    pose = put("lift", [-2.2, 0.0, 0.70, *upright], lifted, True, out["reach"].pose, same_feet_as="reach")
+    base, rel = np.asarray(pose.roots["pelvis"][:3]), np.asarray(lifted[:3]) - np.asarray(pose.roots["pelvis"][:3])
+    for name, shift in (("sidestep", [0.0, -0.72, 0.0]), ("advance", [1.0, -0.72, 0.0]), ("align", [1.0, 0.0, 0.0])):
+        pose = put(name, [*(base + shift), *upright], [*(base + shift + rel), *flat], True, pose)
+    roll = quat_from_axis_angle(np.array([1.0, 0.0, 0.0]), np.array(ROLL)).tolist()
+    tilted = panel_at([grip[0] + 1.0, 0.0, TILT_Z], roll, scene)
+    pose = put("tilt", [*(base + [1.0, 0.0, 0.0]), *upright], tilted, True, pose, same_feet_as="align")
+    ahead = np.array([2.3, 0.0, 0.0])
+    pose = put("through", [*(np.asarray(pose.roots["pelvis"][:3]) + ahead), *upright],
+               [*(np.asarray(tilted[:3]) + ahead), *tilted[3:]], True, pose)
+    pitch = quat_from_axis_angle(np.array([0.0, 1.0, 0.0]), np.array(math.pi / 2)).tolist()
+    standing = [1.45, 0.0, -EDGE_X + 0.0005, *pitch]              # on its far edge by the drop spot
+    pelvis = np.asarray(pose.roots["pelvis"][:3])
+    pose = put("set_down", [pelvis[0], 0.0, 0.55, *upright], standing, True, pose, same_feet_as="through")
+    put("release", [pelvis[0], 0.0, 0.72, *upright], standing, False, rest, same_feet_as="through")
+    return out
+
+
+def author_states(project: Project, stack: CommandStack | None = None) -> dict[str, StatePose]:
+    """Pose and store every key state (through the command stack, so each is undoable)."""
+    scene = load_scene(project)
+    stack = stack or CommandStack()
+    p = project.get_doc("plan") or plan()
+    shots = {s["id"]: s["shot"] for s in p["states"]}
+    texts = {s["id"]: s["description"] for s in p["states"]}
+    poses = state_poses(scene)
+    for sid, sp in poses.items():
+        stack.run(SetState(project, State(sid, F[sid], sp.pose, shots[sid], texts[sid]), actor="example"))
+    return poses
+
+
+# ---- motion ---------------------------------------------------------------
+def _sole_feet(scene: Scene, pose: Pose) -> dict[str, np.ndarray]:
+    out = {}
+    for side, (_, sole) in LEGS.items():
+        m = frame_pose(scene, pose, sole)
+        out[side] = np.array([m[0, 3], m[1, 3], 0.0, math.atan2(m[1, 0], m[0, 0])])
+    return out
+
+
+def _walk_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose]:
+    pa, pb = a.pose.completed(scene), b.pose.completed(scene)
+    fa, fb = _sole_feet(scene, pa), _sole_feet(scene, pb)
+    goal = (fb["l"][:2] + fb["r"][:2]) / 2
+    d = goal - (fa["l"][:2] + fa["r"][:2]) / 2
+    first = "l" if (abs(d[1]) < abs(d[0]) or d[1] > 0) else "r"
+    steps = plan_footsteps(fa["l"][[0, 1, 3]], fa["r"][[0, 1, 3]], goal, a.frame, b.frame,
+                           step_length=0.3, first=first, facing=0.0, foot_size=(0.22, 0.09))
+    bodies = robot_bodies(scene, carrying)
+    pelvis_a = np.asarray(pa.roots["pelvis"][:3])
+    off_a = centre_of_mass(scene, pa, bodies)[:2] - pelvis_a[:2]
+    off_b = centre_of_mass(scene, pb, bodies)[:2] - np.asarray(pb.roots["pelvis"][:2])
+    t = ease(np.linspace(0.0, 1.0, b.frame - a.frame + 1))[:, None]
+    offset = off_a + t * (off_b - off_a)
+    heights = cubic(np.array([a.frame, b.frame], float), np.array([pelvis_a[2], pb.roots["pelvis"][2]]),
+                    np.arange(a.frame, b.frame + 1))
+    arms_in = interpolate_poses(scene, [(a.frame, pa), (b.frame, pb)])
+    rel = np.linalg.inv(from_7(np.asarray(pa.roots["pelvis"]))) @ from_7(np.asarray(pa.roots["panel"]))
+
+    def upper(i: int, pose: Pose) -> Pose:
+        if carrying:
+            panel = to_7(from_7(np.asarray(pose.roots["pelvis"])) @ rel).tolist()
+            pose.roots["panel"] = panel
+            pose, _ = pose_arms(scene, pose, hand_targets(scene, panel), 30)
+        else:
+            for side in "lr":
+                for j in ARMS[side]:
+                    pose.joints[j] = float(arms_in.joints[j][i])
+            pose.roots["panel"] = arms_in.roots["panel"][i].tolist()
+        return pose
+
+    poses, _ = walk(scene, pa, "pelvis", LEGS, steps, heights, offset, step_height=0.05, upper=upper)
+    return poses
+
+
+def _in_place_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose]:
+    pa, pb = a.pose.completed(scene), b.pose.completed(scene)
+    between = interpolate_poses(scene, [(a.frame, pa), (b.frame, pb)])
+    feet = _sole_feet(scene, pa)
+    poses, pose = [], pa
+    for i in range(between.n_frames):
+        pose = pose.copy()
+        pose.roots["pelvis"] = between.roots["pelvis"][i].tolist()
+        pose.roots["panel"] = between.roots["panel"][i].tolist()
+        if carrying:
+            pose, _ = pose_arms(scene, pose, hand_targets(scene, pose.roots["panel"]), 30)
+        else:
+            for side in "lr":
+                for j in ARMS[side]:
+                    pose.joints[j] = float(between.joints[j][i])
+        pose, _ = place_feet(scene, pose, LEGS, feet, 20)
+        poses.append(pose)
+    return poses
+
+
+def segment_tracks(scene: Scene, a: State, b: State, tool: str) -> Tracks:
+    carrying = f"{a.id}..{b.id}" in CARRIED
+    if tool in ("walk", "carry"):
+        poses = _walk_segment(scene, a, b, carrying)
+    else:
+        poses = _in_place_segment(scene, a, b, carrying)
+    return Tracks.from_poses(a.frame, [p.completed(scene) for p in poses])
+
+
+def author_motion(project: Project, stack: CommandStack | None = None, segments: list[str] | None = None) -> list[str]:
+    """Bake every segment of the plan (each through the gate); returns the segments baked."""
+    scene = load_scene(project)
+    stack = stack or CommandStack()
+    done = []
+    for a_id, b_id, tool in SEGMENTS:
+        seg = f"{a_id}..{b_id}"
+        if segments is not None and seg not in segments:
+            continue
+        a, b = get_state(project, a_id), get_state(project, b_id)
+        tracks = segment_tracks(scene, a, b, tool)
+        stack.run(BakeSegment(project, seg, tracks, tool, actor="example"))
+        done.append(seg)
+    return done
