@@ -131,3 +131,11 @@ def test_scene_import_copies_the_file_and_adds_a_body(tmp_path, capsys):
     assert "chair.glb: no such mesh file" in capsys.readouterr().err
     with Project.open(path) as p:
         assert p.db.execute("SELECT count(*) FROM scene_objects").fetchone()[0] == before
+
+
+def test_scene_parts_lists_every_part_with_its_parameters(capsys):
+    assert main(["scene", "parts"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^spur_gear\s+A spur gear", out, re.M)
+    assert "teeth=20, module=0.002, thickness=0.005, bore=0" in out
+    assert "length=?, radius=?" in out          # capsule: no defaults, both required

@@ -30,6 +30,7 @@ from .ir import Body, Geometry, Scene, canonical_hash, design_id
 from .transforms import from_7
 
 MESH_CACHE_VERSION = 1
+MEMO_LIMIT = 512
 _MEMO: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
 
@@ -104,6 +105,8 @@ def _cached_arrays(key: str, project_dir: Path | None, make) -> tuple[tuple[np.n
         if path is not None:
             _write_cached(path, *arrays)
     _MEMO[key] = arrays
+    while len(_MEMO) > MEMO_LIMIT:          # forget the oldest: a long editing session stays small
+        _MEMO.pop(next(iter(_MEMO)))
     return arrays, cache
 
 

@@ -58,8 +58,16 @@ class PartSpec:
     doc: str
 
     def source_hash(self) -> str:
-        """Hash of the function's source, so editing a part invalidates cached meshes."""
-        return hashlib.sha256(inspect.getsource(self.build).encode()).hexdigest()[:16]
+        """Hash of the function's source, so editing a part invalidates cached meshes.
+
+        A frozen (installed) studio ships no sources: the compiled code stands in.
+        """
+        try:
+            text = inspect.getsource(self.build)
+        except (OSError, TypeError):
+            code = self.build.__code__
+            text = repr((code.co_code, code.co_consts, code.co_names))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 PARTS: dict[str, PartSpec] = {}
@@ -197,6 +205,16 @@ def track(length, width, rail_height, thickness):
 def sphere(radius):
     """A sphere (a marble, a ball) centred on the origin."""
     return _b().Sphere(radius)
+
+
+@part("cup", radius=L(default=0.04), height=L(default=0.05), wall=L(default=0.004), base=L(default=0.004))
+def cup(radius, height, wall, base):
+    """An open cup (a marble catcher): a cylinder of outer `radius`, hollow above a `base`, base at z = 0."""
+    b = _b()
+    if wall >= radius or base >= height:
+        raise PartError("part 'cup': the wall or base is too thick for its size")
+    mn = (b.Align.CENTER, b.Align.CENTER, b.Align.MIN)
+    return b.Cylinder(radius, height, align=mn) - b.Pos(0, 0, base) * b.Cylinder(radius - wall, height, align=mn)
 
 
 @part("spur_gear", teeth=Param("count", 20, 6, 400), module=L(default=0.002), thickness=L(default=0.005),
