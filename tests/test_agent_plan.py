@@ -68,3 +68,18 @@ def test_plan_refused_after_the_last_attempt_changes_nothing(tmp_project, chat):
     with pytest.raises(AgentError, match=r"refused 3 times.*plan.events\[0\].kind: expected one of"):
         make_plan(tmp_project, client_for(chat), "carry the panel")
     assert db_dump(tmp_project) == before
+
+
+def test_order_events_name_events_and_other_events_name_objects():
+    from studio.agent.plan_shape import PlanInvalid, check_plan_shape
+    plan = good_plan()
+    plan["events"].append({"id": "lift_after_grasp", "kind": "order", "subjects": ["grasp_panel"],
+                           "window": [1001, 1120], "params": {}, "after": []})
+    assert check_plan_shape(plan) is plan
+    plan["events"][1]["subjects"] = ["panel"]
+    with pytest.raises(PlanInvalid, match=r"plan.events\[1\].subjects\[0\]: an order event lists event ids"):
+        check_plan_shape(plan)
+    plan["events"][1]["kind"] = "contact"
+    plan["events"][1]["subjects"] = ["ghost"]
+    with pytest.raises(PlanInvalid, match=r"no object named 'ghost' in plan.objects"):
+        check_plan_shape(plan)

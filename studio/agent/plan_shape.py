@@ -105,7 +105,7 @@ def check_plan_shape(plan: Any) -> dict:
         if kind not in EVENT_KINDS:
             raise PlanInvalid(f"{at}.kind: expected one of {EVENT_KINDS}, got {kind!r}")
         for k, name in enumerate(_list(e, "subjects", at)):
-            if name not in objects:
+            if kind != "order" and name not in objects:   # an order event lists event ids (checked below)
                 raise PlanInvalid(f"{at}.subjects[{k}]: no object named {name!r} in plan.objects")
         w = e.get("window")
         if (not isinstance(w, list) or len(w) != 2 or not all(isinstance(x, int) and not isinstance(x, bool)
@@ -114,6 +114,11 @@ def check_plan_shape(plan: Any) -> dict:
         if not isinstance(e.get("params", {}), dict):
             raise PlanInvalid(f"{at}.params: expected an object")
     for i, e in enumerate(_list(p, "events", "plan")):
+        if e["kind"] == "order":
+            for k, name in enumerate(_list(e, "subjects", f"plan.events[{i}]")):
+                if name not in events:
+                    raise PlanInvalid(f"plan.events[{i}].subjects[{k}]: an order event lists event ids; "
+                                      f"no event {name!r}")
         for k, dep in enumerate(_list(e, "after", f"plan.events[{i}]")):
             if dep not in events:
                 raise PlanInvalid(f"plan.events[{i}].after[{k}]: no event named {dep!r}")

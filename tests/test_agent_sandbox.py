@@ -1,0 +1,68 @@
+"""Agent-written code runs in a confined worker process, never in the studio."""
+from __future__ import annotations
+
+import os
+
+import pytest
+import trimesh
+
+from studio.agent.errors import ToolRefused
+from studio.agent.sandbox import inside_job, run_code
+
+
+@pytest.fixture
+def job(tmp_path):
+    return tmp_path / "project" / "jobs" / "agent-test"
+
+
+def test_code_writes_inside_its_job_folder_with_no_key_in_its_environment(job, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-in-the-sandbox")
+    run = run_code("import os, sys\nopen('out.txt', 'w').write(os.environ.get('OPENAI_API_KEY', 'none'))\n"
+                   "print(os.getcwd()); print(sys.flags.isolated)", job)
+    assert run.ok and run.files == ["out.txt"]
+    assert (job / "out.txt").read_text() == "none"
+    assert run.stdout.split() == [str(job.resolve()), "1"]
+
+
+@pytest.mark.parametrize("code, refusal", [
+    ("open('../escaped.txt', 'w').write('x')", "refuses writing outside the job folder: ../escaped.txt"),
+    ("import os; os.makedirs('/tmp/agent-sandbox-escape-dir')", "refuses os.mkdir outside the job folder"),
+    ("import os; os.remove('../victim.txt')", "refuses os.remove outside the job folder"),
+    ("import os; os.rename('../victim.txt', 'mine.txt')", "refuses os.rename outside the job folder"),
+    ("import subprocess; subprocess.run(['touch', '../escaped.txt'])", "refuses subprocess.Popen"),
+    ("import os; os.system('touch ../escaped.txt')", "refuses os.system"),
+    ("import socket; socket.create_connection(('127.0.0.1', 9))", "refuses socket.connect"),
+    ("import os; fd = os.open('../escaped.txt', os.O_WRONLY | os.O_CREAT); os.write(fd, b'x')",
+     "refuses writing outside the job folder"),
+])
+def test_escapes_are_refused(job, code, refusal):
+    victim = job.parent / "victim.txt"
+    job.mkdir(parents=True)
+    victim.write_text("keep me")
+    run = run_code(code, job)
+    assert not run.ok and refusal in run.failure()
+    assert victim.read_text() == "keep me"
+    assert not (job.parent / "escaped.txt").exists() and not os.path.exists("/tmp/agent-sandbox-escape-dir")
+
+
+def test_time_and_memory_limits_stop_the_worker(job):
+    run = run_code("while True:\n    pass\n", job, time_limit=1.0)
+    assert run.timed_out and not run.ok and "time limit" in run.failure() and run.seconds < 5
+    run = run_code("blob = bytearray(2 << 30)\n", job, memory_mb=512)
+    assert not run.ok and "MemoryError" in run.failure()
+
+
+def test_paths_given_by_the_agent_stay_in_the_job_folder(job):
+    job.mkdir(parents=True)
+    assert inside_job(job, "out/part.stl") == (job / "out" / "part.stl").resolve()
+    for bad in ("/etc/passwd", "../x.stl", "out/../../x.stl", " "):
+        with pytest.raises(ToolRefused):
+            inside_job(job, bad)
+
+
+def test_a_build123d_part_comes_back_as_a_mesh(job):
+    run = run_code("from build123d import Box, export_stl\nexport_stl(Box(0.2, 0.1, 0.05), 'part.stl')\n",
+                   job, time_limit=60)
+    assert run.ok, run.failure()
+    mesh = trimesh.load(job / "part.stl", file_type="stl", force="mesh")
+    assert mesh.extents == pytest.approx([0.2, 0.1, 0.05], abs=1e-6)
