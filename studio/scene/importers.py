@@ -71,7 +71,7 @@ def import_mesh(project, file: Path, name: str, kind: str = "rigid", position=(0
     working if the original file moves or changes.
     """
     from .io import load_scene, save_scene
-    from .ir import Body, Geometry, Scene
+    from .ir import Scene
 
     file = Path(file)
     load_mesh_file(file)                       # refuse before touching the project
