@@ -122,3 +122,28 @@ def test_a_stale_proposal_is_refused_on_approval(broken):
     with pytest.raises(AgentError, match="no longer holds on the state as it is now"):
         approve(broken, push.id)
     assert db_dump(broken, skip=("audit",)) == before
+
+
+def test_a_floating_body_the_plan_has_grasped_is_attached_to_its_carrier(tmp_project):
+    from agent_scenes import make_arm_project
+    from agent_scripts import good_plan
+    from studio.timeline.ik import frame_pose
+    scene = make_arm_project(tmp_project)
+    plan = good_plan()
+    plan["objects"] = [{"name": "panel", "description": ""}, {"name": "gripper", "description": ""}]
+    plan["events"] = [{"id": "grab", "kind": "grasp", "subjects": ["gripper", "panel"], "window": [1001, 1001],
+                       "params": {}, "after": []}]
+    tmp_project.put_doc("plan", plan)
+    pose = Pose.rest(scene)
+    pose.joints.update(shoulder=-0.6, elbow=1.2)
+    grip = frame_pose(scene, pose, "gripper")[:3, 3]
+    pose.roots["panel"] = [grip[0], grip[1], grip[2] - 0.15, 1.0, 0.0, 0.0, 0.0]   # 14 cm below the grip
+    put_state(tmp_project, scene, State("held", 1001, pose, "wide", "the arm holds the panel"))
+    proposals, unsolved = propose_offline(tmp_project, "held")
+    (p,) = [p for p in proposals if p.check_name == "Supported"]
+    assert p.summary.startswith("attach panel to its carrier gripper") and p.verified["ok"]
+    (change,) = p.changes
+    # moved straight up under the grip, its top face 2 cm below the gripper
+    assert change["to"][:2] == pytest.approx(list(grip[:2]), abs=1e-6)
+    assert change["to"][2] + 0.01 == pytest.approx(grip[2] - 0.02, abs=1e-6)
+    assert p.verified["after"]["Supported"] == "pass" and p.verified["before"]["Supported"] == "fail"

@@ -6,8 +6,10 @@ no new required failure):
 - NoPenetration: push the movable body out along the separating axis by the
   depth plus a margin (the evidence's axis pushes `a` out of `b`; a body on a
   character moves the character's root).
-- Supported (floating): drop the body straight down onto whatever is under it
-  (rays cast down from its lowest points onto the other bodies).
+- Supported (floating): if the plan has a named frame grasping the body by
+  this frame, attach it to that carrier (move it to within grip of the frame);
+  otherwise drop it straight down onto whatever is under it (rays cast down
+  from its lowest points onto the other bodies).
 - JointLimits: clamp the joint to its limit, then re-solve IK with the chain's
   other joints so the nearest named frame below the joint (a gripper, a sole)
   stays where it was, when that still verifies.
@@ -23,6 +25,7 @@ from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world
 from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose
+from studio.scene.transforms import from_7
 from studio.store.project import Project
 from studio.timeline.storyboard import State, get_state
 
@@ -100,15 +103,58 @@ def drop_distance(project: Project, scene: Scene, pose: Pose, body: str) -> floa
     return best
 
 
-def floating_candidates(project: Project, scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+def carriers(plan: dict | None, scene: Scene, body: str, frame: int) -> list[str]:
+    """Named frames that the plan has grasping `body` at `frame` (grasped by then, not yet released)."""
+    events = (plan or {}).get("events", []) or []
+    names = {f.name for f in scene.frames}
+    out = []
+    for g in events:
+        subj = list(g.get("subjects", []))[:2]
+        if g.get("kind") != "grasp" or len(subj) < 2 or subj[1] != body or subj[0] not in names:
+            continue
+        if int(g.get("window", [frame])[0]) > frame:
+            continue
+        released = any(r.get("kind") == "release" and list(r.get("subjects", []))[:2] == subj
+                       and int(r.get("window", [0, frame])[1]) < frame for r in events)
+        if not released:
+            out.append(subj[0])
+    return out
+
+
+def attach_candidates(project: Project, scene: Scene, pose: Pose, body: str, frame: int,
+                      plan: dict | None) -> list[tuple[str, list[dict]]]:
+    """Bring the body to the frame that carries it: its nearest surface a small gap from the frame."""
+    root = scene.group_root(body)
+    world = pose_world(scene, pose)
+    mesh = body_mesh(scene.body(body), project.path).copy()
+    mesh.apply_transform(world[body])
+    out = []
+    for name in carriers(plan, scene, body, frame):
+        f = scene.frame(name)
+        origin = (world[f.body] @ from_7(np.asarray(f.local.as_list())))[:3, 3]
+        closest, dist, _ = trimesh.proximity.closest_point(mesh, origin[None])
+        v = origin - closest[0]
+        n = float(np.linalg.norm(v))
+        if n < 1e-9:
+            continue
+        for gap in (0.02, 0.01, 0.0):
+            if gap < n:
+                out.append((f"attach {body} to its carrier {name}: move it {(n - gap) * 1000:.1f} mm to "
+                            f"{gap * 1000:.0f} mm from the grip", [_root_change(pose, root, v / n * (n - gap))]))
+    return out
+
+
+def floating_candidates(project: Project, scene: Scene, pose: Pose, ev: dict, frame: int = 0,
+                        plan: dict | None = None) -> list[tuple[str, list[dict]]]:
     body = ev["body"]
     if scene.body(body).is_static:
         return []
     root = scene.group_root(body)
+    out = attach_candidates(project, scene, pose, body, frame, plan)
     d = drop_distance(project, scene, pose, body)
-    if d is None or d <= 0:
-        return []
-    return [(f"drop {root} {d * 1000:.1f} mm onto its support", [_root_change(pose, root, np.array([0, 0, -d]))])]
+    if d is not None and d > 0:
+        out.append((f"drop {root} {d * 1000:.1f} mm onto its support", [_root_change(pose, root, np.array([0, 0, -d]))]))
+    return out
 
 
 def _effector(scene: Scene, joint: str) -> str | None:
@@ -195,7 +241,7 @@ def propose_offline(project: Project, state_id: str, reports: list[Report] | Non
             if r.name == "NoPenetration":
                 cands = penetration_candidates(scene, pose, ev)
             elif r.name == "Supported":
-                cands = floating_candidates(project, scene, pose, ev)
+                cands = floating_candidates(project, scene, pose, ev, state.frame, project.get_doc("plan"))
             else:
                 cands = joint_candidates(scene, pose, ev)
             for summary, changes in cands:
