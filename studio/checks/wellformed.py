@@ -77,6 +77,8 @@ def _runs(ev, film, mask, key, name, reason):
 
 def _needed_frames(film: Footage) -> list[int]:
     out = [int(s[0]) for s in film.states]
+    if film.extra.get("whole_windows"):      # a storyboard state on its own: only its frame is asked for
+        return out
     for shot in (film.plan or {}).get("shots", []) or []:
         try:
             out += [int(shot["start"]), int(shot["end"])]

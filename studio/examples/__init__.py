@@ -6,4 +6,5 @@ module gives build_scene and create(path). `studio demo` and
 """
 EXAMPLES = {
     "doorway": ("studio.examples.doorway", "studio.examples.doorway_story"),
+    "marble_run": ("studio.examples.marble_run", "studio.examples.marble_run_story"),
 }
