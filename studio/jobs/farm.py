@@ -38,7 +38,7 @@ class FarmError(RuntimeError):
 class FarmClient:
     """The Ray Jobs REST API of one cluster (its dashboard address)."""
 
-    def __init__(self, address: str, timeout: float = 15.0):
+    def __init__(self, address: str, timeout: float = 60.0):
         self.address = address.rstrip("/")
         self.http = httpx.Client(base_url=self.address, timeout=timeout)
 
@@ -116,8 +116,12 @@ def run_farm_job(project: Project, job_id: int, client: FarmClient, watch: JobWa
     submission_id = f"keypose-{job_id}-{job.attempts + 1}-{uuid.uuid4().hex[:8]}"
     entrypoint = shlex.join([sys.executable, "-m", "studio.jobs.farm_entry", str(spec_path),
                              "--worker", json.dumps(command), "--chunk", str(int(chunk))])
-    client.submit(entrypoint, submission_id, env={"RAY_DEDUP_LOGS": "0", "PYTHONUNBUFFERED": "1"},
-                  metadata={"studio_job": str(job_id), "project": project.name})
+    try:
+        client.submit(entrypoint, submission_id, env={"RAY_DEDUP_LOGS": "0", "PYTHONUNBUFFERED": "1"},
+                      metadata={"studio_job": str(job_id), "project": project.name})
+    except FarmError as e:
+        queue.finish(project, job_id, "failed", error=str(e))
+        raise
     queue.mark_running(project, job_id, runner=f"ray:{os.getpid()}", submission_id=submission_id)
     run = FarmRun(client, submission_id)
     with watch.lock:
