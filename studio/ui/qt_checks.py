@@ -61,8 +61,13 @@ class QtChecks(QWidget):
         lay.addWidget(self.table)
         self.worker: Worker | None = None
         qsession.changed.connect(self.reload)
-        playhead.frame_changed.connect(lambda _f: self.reload())
+        playhead.frame_changed.connect(self._on_frame)
+        self._shown_targets: list[str] = []
         self.reload()
+
+    def _on_frame(self, _frame: int) -> None:
+        if self.targets() != self._shown_targets:      # another state now holds: its reports
+            self.reload()
 
     def targets(self) -> list[str]:
         out = ["film"]
@@ -88,6 +93,7 @@ class QtChecks(QWidget):
         return rows
 
     def reload(self) -> None:
+        self._shown_targets = self.targets()
         rows = self.rows()
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):

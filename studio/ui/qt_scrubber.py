@@ -29,6 +29,8 @@ class PinBar(QWidget):
         self.session, self.playhead = qsession.session, playhead
         self.setMinimumHeight(44)
         self.setMouseTracking(True)
+        self._columns_key = None
+        self._columns: dict[int, Failure] = {}
         qsession.changed.connect(self.update)
         playhead.frame_changed.connect(lambda _f: self.update())
         playhead.range_changed.connect(lambda _a, _b: self.update())
@@ -69,14 +71,7 @@ class PinBar(QWidget):
         for s in self.session.states:           # key states: ticks below the bar
             x = int(self.x_of(s.frame))
             p.drawLine(x, mid + 4, x, h - 4)
-        columns: dict[int, Failure] = {}
-        for frame, fails in self.session.failures_at.items():
-            x = int(self.x_of(frame))
-            worst = min(fails, key=lambda f: (not f.required, f.kind != "penetration"))
-            prev = columns.get(x)
-            if prev is None or (worst.required and not prev.required):
-                columns[x] = worst
-        for x, f in columns.items():            # pins: a stem and a head above the bar
+        for x, f in self.columns().items():     # pins: a stem and a head above the bar
             c = PIN_COLORS.get(f.kind, PIN_COLORS["other"])
             p.setPen(QPen(c, 1))
             p.drawLine(x, 8, x, mid - 3)
@@ -86,6 +81,21 @@ class PinBar(QWidget):
         p.setPen(QPen(QColor("#f0c808"), 2))
         p.drawLine(x, 0, x, h)
         p.end()
+
+    def columns(self) -> dict[int, Failure]:
+        """The pin to draw in each pixel column (the worst failure there), kept until the
+        failures, the frame range or the width change, so moving the playhead repaints fast."""
+        key = (id(self.session.failures_at), self.playhead.first, self.playhead.last, self.width())
+        if key != self._columns_key:
+            columns: dict[int, Failure] = {}
+            for frame, fails in self.session.failures_at.items():
+                x = int(self.x_of(frame))
+                worst = min(fails, key=lambda f: (not f.required, f.kind != "penetration"))
+                prev = columns.get(x)
+                if prev is None or (worst.required and not prev.required):
+                    columns[x] = worst
+            self._columns_key, self._columns = key, columns
+        return self._columns
 
     def mousePressEvent(self, e) -> None:
         x = e.position().x()

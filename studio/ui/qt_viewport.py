@@ -51,7 +51,8 @@ class QtViewport(QWidget):
     def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
         super().__init__(parent)
         self.qsession, self.session, self.playhead = qsession, qsession.session, playhead
-        self.plotter = QtInteractor(self, auto_update=False)
+        # No multisampling: on a software GL (llvmpipe) 4x MSAA costs 4-5x per frame.
+        self.plotter = QtInteractor(self, auto_update=False, multi_samples=0, lighting="three lights")
         self.plotter.set_background(BACKGROUND)
         self.plotter.enable_trackball_style()
         self.camera_mode = QComboBox()
@@ -72,6 +73,7 @@ class QtViewport(QWidget):
         self._colors: dict[str, tuple] = {}
         self._ghosts: dict[str, tuple[object, vtkMatrix4x4]] = {}
         self._drawn_failures: tuple = ()
+        self._camera_shown = None
         self._generation = 0
         self.triangles = 0
         qsession.scene_changed.connect(self.rebuild)
@@ -197,10 +199,16 @@ class QtViewport(QWidget):
     # ---- camera ----------------------------------------------------------
     def _apply_camera(self, force: bool = False) -> None:
         if self.camera_mode.currentIndex() == 1:
+            self._camera_shown = None
             if force:
                 self.plotter.reset_camera(render=False)
             return
         cam = self.session.camera_at(self.playhead.frame)
+        key = None if cam is None else (cam.name, tuple(cam.position), tuple(cam.target), cam.lens_mm,
+                                        cam.sensor_mm, tuple(cam.resolution))
+        if key == self._camera_shown and not force:
+            return                     # same shot: leave the view alone (and skip the clipping reset)
+        self._camera_shown = key
         if cam is None:
             if force:
                 self.plotter.view_isometric(render=False)

@@ -1,0 +1,206 @@
+"""GUI speed: cold start to an open project, viewport scrubbing on a
+100k-triangle scene, and the timeline with 200 states and 1,440 failing frames.
+
+Each figure is printed with a baseline measured side by side on this machine:
+cold start against a bare QApplication + empty window; scrubbing (actor user
+matrices) against re-uploading every mesh's transformed vertices per frame.
+Needs a display; without one it re-runs itself under xvfb-run.
+Run: .venv/bin/python bench/bench_gui.py
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("KEYPOSE_SETTINGS", str(ROOT / ".pytest_cache" / "no-settings.json"))
+
+BASELINE = """
+import time, sys
+from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtCore import QTimer
+app = QApplication([])
+w = QMainWindow(); w.resize(1400, 900); w.show()
+QTimer.singleShot(0, lambda: (print("shown", flush=True), app.quit()))
+app.exec()
+"""
+
+STUDIO = """
+import sys
+from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QTimer
+from studio.ui.main_window import MainWindow
+from studio.ui.session import Session
+app = QApplication([])
+w = MainWindow(Session.open(sys.argv[1])); w.show()
+QTimer.singleShot(0, lambda: print("shown", flush=True))
+w.viewport.meshes_shown.connect(lambda n: QTimer.singleShot(0, lambda: (print("scene", flush=True), w.close(), app.quit())))
+app.exec()
+"""
+
+
+def timed_start(code: str, *args: str) -> dict[str, float]:
+    """Seconds from spawning a fresh interpreter to each line it prints."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True)
+    marks = {}
+    for line in p.stdout:
+        marks[line.strip()] = time.perf_counter() - t0
+    p.wait()
+    return marks
+
+
+def cold_start(project: Path, runs: int = 3) -> None:
+    base, shown, scene = [], [], []
+    for _ in range(runs):
+        base.append(timed_start(BASELINE)["shown"])
+        m = timed_start(STUDIO, str(project))
+        shown.append(m["shown"])
+        scene.append(m["scene"])
+    b, s, d = statistics.median(base), statistics.median(shown), statistics.median(scene)
+    print(f"cold start (median of {runs}): bare Qt window {b:.2f} s; studio window on the doorway "
+          f"project shown {s:.2f} s (ratio {s / b:.1f}x), scene drawn {d:.2f} s  [target <= 3 s]")
+
+
+def big_scene_project(path: Path, bodies: int = 20, subdivisions: int = 4) -> int:
+    """20 spheres of 5,120 triangles (102,400 in all) with a 1,440-frame baked film."""
+    import numpy as np
+    import trimesh
+
+    from studio.scene.io import save_scene
+    from studio.scene.ir import Scene
+    from studio.scene.pose import Tracks
+    from studio.store.project import Project
+    from studio.timeline.film import save_segment
+    from studio.timeline.storyboard import State, put_state
+    project = Project.create(path)
+    (path / "meshes").mkdir()
+    ball = trimesh.creation.icosphere(subdivisions=subdivisions, radius=0.2)
+    ball.export(path / "meshes" / "ball.stl")
+    scene = Scene.from_dict({"name": "balls", "bodies": [
+        {"name": f"ball{i}", "geometry": {"source": "mesh", "path": "meshes/ball.stl"}} for i in range(bodies)],
+        "cameras": [{"name": "cam", "position": [0, -9, 4], "target": [0, 0, 0.5]}]})
+    save_scene(project, scene)
+    n = 1440
+    t = np.linspace(0, 2 * np.pi, n)
+    roots = {}
+    for i in range(bodies):
+        a = 2 * np.pi * i / bodies
+        xyz = np.stack([3 * np.cos(a + t), 3 * np.sin(a + t), 0.5 + 0.3 * np.sin(3 * t + i)], axis=1)
+        roots[f"ball{i}"] = np.hstack([xyz, np.tile([1.0, 0, 0, 0], (n, 1))])
+    tracks = Tracks(1001, roots, {})
+    put_state(project, scene, State("a", 1001, tracks.pose_at(1001), shot="cam"))
+    put_state(project, scene, State("b", 1001 + n - 1, tracks.pose_at(1001 + n - 1), shot="cam"))
+    save_segment(project, "a..b", tracks, tool="bench", bounds_hash="x")
+    project.close()
+    return len(ball.faces) * bodies
+
+
+def scrubbing(path: Path, triangles: int, frames: int = 240) -> None:
+    import numpy as np
+    from PySide6.QtWidgets import QApplication
+
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    app = QApplication.instance() or QApplication([])
+    w = MainWindow(Session.open(path))
+    w.resize(1400, 900)
+    w.show()
+    deadline = time.time() + 60
+    while not w.viewport.actors and time.time() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    assert w.viewport.triangles == triangles, w.viewport.triangles
+    w.session.film_world()                       # kinematics cached once, as on the first scrub
+    vp, ph = w.viewport, w.playhead
+    ph.set_frame(1001)
+    app.processEvents()
+    t0 = time.perf_counter()
+    for f in range(1001, 1001 + frames):
+        ph.set_frame(f)                           # moves actors and renders synchronously
+    fast = frames / (time.perf_counter() - t0)
+    # baseline: re-upload every body's transformed vertices each frame
+    world = w.session.film_world()
+    base_pts = {n: np.asarray(a.mapper.dataset.points).copy() for n, a in vp.actors.items()}
+    for m in vp._matrices.values():
+        m.Identity()
+    t0 = time.perf_counter()
+    for i in range(frames):
+        for name, actor in vp.actors.items():
+            M = world[name][i]
+            actor.mapper.dataset.points = base_pts[name] @ M[:3, :3].T + M[:3, 3]
+        vp.plotter.render()
+    slow = frames / (time.perf_counter() - t0)
+    print(f"scrubbing {triangles:,} triangles, {frames} frames: {fast:.0f} frames/s with user matrices; "
+          f"re-uploading meshes {slow:.0f} frames/s (ratio {fast / slow:.1f}x)  [target >= 30 frames/s]")
+    w.close()
+
+
+def timeline(path: Path, states: int = 200, frames: int = 1440) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from studio.store.project import Project
+    from studio.store.reports import Report, save_reports
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    from ui_scenes import add_boxes
+    project = Project.create(path)
+    add_boxes(project, states=states)
+    save_reports(project, "film", [Report("NoPenetration", "fail", [
+        {"frame": 1001 + i, "a": "crate", "b": "post", "depth_m": 0.01, "point": [1, 1, 0.2]} for i in range(frames)])],
+        checked_hash="x")
+    project.close()
+    app = QApplication.instance() or QApplication([])
+    t0 = time.perf_counter()
+    session = Session.open(path)
+    t_refresh = time.perf_counter() - t0
+    w = MainWindow(session)
+    w.resize(1400, 900)
+    w.show()
+    app.processEvents()
+    bar, board = w.scrubber.bar, w.storyboard.view
+    n = 30
+    t0 = time.perf_counter()
+    for _ in range(n):
+        bar.repaint()
+    t_bar = (time.perf_counter() - t0) / n
+    sb = board.horizontalScrollBar()
+    t0 = time.perf_counter()
+    for i in range(n):
+        sb.setValue(int(sb.maximum() * i / n))
+        board.viewport().repaint()
+    t_board = (time.perf_counter() - t0) / n
+    t0 = time.perf_counter()
+    for i in range(n):
+        w.playhead.set_frame(1001 + 40 * i)       # frame change with pins redrawn (box scene)
+    t_frame = (time.perf_counter() - t0) / n
+    print(f"timeline, {states} states and {frames} failing frames: load {t_refresh * 1000:.0f} ms; "
+          f"pin bar repaint {t_bar * 1000:.1f} ms; storyboard scroll+repaint {t_board * 1000:.1f} ms; "
+          f"frame change {t_frame * 1000:.1f} ms (budget for 30 frames/s: 33 ms)")
+    w.close()
+
+
+def main() -> None:
+    if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
+        os.execvp("xvfb-run", ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", sys.executable, *sys.argv])
+    tmp = Path(tempfile.mkdtemp(prefix="bench-gui-"))
+    try:
+        from studio.examples.doorway import create
+        create(tmp / "doorway").close()
+        cold_start(tmp / "doorway")
+        tri = big_scene_project(tmp / "balls")
+        scrubbing(tmp / "balls", tri)
+        timeline(tmp / "timeline")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
