@@ -71,6 +71,13 @@ def cmd_info(args) -> int:
         print(f"cameras  {len(scene.cameras)}")
         for c in scene.cameras:
             print(f"  {c.name:<22} {c.lens_mm:g} mm  {c.resolution[0]}x{c.resolution[1]}")
+        from studio.timeline.progress import progress
+        value, missing = progress(p)
+        print(f"progress {100 * value:.0f}%")
+        for m in missing[:12]:
+            print(f"  missing: {m}")
+        if len(missing) > 12:
+            print(f"  ... and {len(missing) - 12} more")
     return 0
 
 
