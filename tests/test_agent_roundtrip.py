@@ -17,7 +17,6 @@ from studio.scene.io import load_scene
 from studio.scene.meshes import scene_design_id
 from studio.timeline.commands import CommandStack, ReviewState
 from studio.timeline.film import list_segments
-from studio.checks.report import load_reports
 from studio.timeline.gate import state_status
 from studio.timeline.reviews import latest_review
 from studio.timeline.storyboard import content_hash, get_state, list_states
@@ -47,16 +46,6 @@ def build_replies() -> list[dict]:
             {"name": "run_verifiers", "arguments": {"state": "lift"}}]},
         {"content": "Both key states are ready for review."},
     ]
-
-
-def _xfail_if_state_checks_want_the_whole_shot(project, state_id: str) -> None:
-    """A one-frame state check that fails AnimationWellFormed only because the plan's shot
-    frames are not baked is a verifier defect (reported), not the agent's."""
-    reports, _ = load_reports(project, f"state:{state_id}")
-    wf = [r for r in reports if r.name == "AnimationWellFormed" and r.verdict == "fail"]
-    if wf and all("are not baked" in e.get("reason", "") for e in wf[0].evidence):
-        pytest.xfail("studio.checks.run.verify_state: AnimationWellFormed asks a one-frame state for every "
-                     "frame of the plan's shots, so no state passes while a plan exists")
 
 
 def scene_hashes(project) -> dict:
@@ -107,7 +96,6 @@ def test_prompt_to_an_approved_state_and_gated_motion(tmp_project):
         assert sent["role"] == "tool" and "motion is blocked" in json.loads(sent["content"])["error"]
 
         # the approved, verified state opens the gate on its side
-        _xfail_if_state_checks_want_the_whole_shot(tmp_project, "start")
         assert state_status(tmp_project, "start").ok
         assert state_status(tmp_project, "start").status == "approved"
         stack.run(ReviewState(tmp_project, "lift", "approve"))

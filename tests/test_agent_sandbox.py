@@ -66,3 +66,15 @@ def test_a_build123d_part_comes_back_as_a_mesh(job):
     assert run.ok, run.failure()
     mesh = trimesh.load(job / "part.stl", file_type="stl", force="mesh")
     assert mesh.extents == pytest.approx([0.2, 0.1, 0.05], abs=1e-6)
+
+
+@pytest.mark.blender
+def test_a_blender_script_runs_under_the_blender_python_confined_the_same_way(job, tmp_path):
+    escaped = tmp_path / "blender-escape.txt"
+    code = ("import bpy\nbpy.ops.mesh.primitive_cube_add(size=0.5)\nprint('objects', len(bpy.data.objects))\n"
+            f"bpy.ops.wm.save_as_mainfile(filepath='scene.blend')\nopen({str(escaped)!r}, 'w')\n")
+    run = run_code(code, job, kind="blender", memory_mb=4096)
+    assert "objects 4" in run.stdout and run.files == ["scene.blend"]
+    head = (job / "scene.blend").read_bytes()[:7]
+    assert head == b"BLENDER" or head[:4] == b"\x28\xb5\x2f\xfd"      # plain or zstd-compressed .blend
+    assert not run.ok and "refuses writing outside the job folder" in run.failure() and not escaped.exists()
