@@ -102,3 +102,22 @@ def test_offline_repair_reject_apply_log_and_revert_from_the_cli(arm, monkeypatc
     assert "[rejected]" in listing and "note: bend the shoulder instead" in listing and "[approved]" in listing
     assert main(["agent", "revert", str(arm), "5"]) == 2
     assert "no agent step 5" in capsys.readouterr().err
+
+
+def test_the_model_comes_from_the_settings_file_and_the_key_from_the_named_variable(tmp_path, monkeypatch):
+    from studio.agent.client import ModelClient
+    settings = tmp_path / "settings.json"
+    with ChatServer([{"content": "hello"}]) as chat:
+        settings.write_text(json.dumps({"model_base_url": chat.base_url, "model_name": "local-llm",
+                                        "api_key_env": "STUDIO_TEST_MODEL_KEY", "model_timeout": 7}))
+        monkeypatch.setenv("KEYPOSE_SETTINGS", str(settings))
+        monkeypatch.delenv("KEYPOSE_MODEL_BASE_URL", raising=False)
+        monkeypatch.delenv("KEYPOSE_MODEL_NAME", raising=False)
+        monkeypatch.setenv("STUDIO_TEST_MODEL_KEY", KEY)
+        client = ModelClient.from_settings(max_retries=0)
+        assert (client.model, client.timeout) == ("local-llm", 7.0)
+        assert client.chat([{"role": "user", "content": "hi"}]).content == "hello"
+    request = chat.requests[0]
+    assert request["body"]["model"] == "local-llm"
+    assert {k.lower(): v for k, v in request["headers"].items()}["authorization"] == f"Bearer {KEY}"
+    assert KEY not in settings.read_text()

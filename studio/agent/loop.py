@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from studio.scene.io import load_scene
 from studio.store.project import Project
 from studio.timeline.commands import CommandStack
 
@@ -48,7 +49,6 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
     box = ToolBox(project, stack)
     say = on_event or (lambda _msg: None)
     plan = project.get_doc("plan")
-    from studio.scene.io import load_scene
     context = f"{scene_summary(load_scene(project))}\n\nPlan:\n{json.dumps(plan) if plan else '(no plan yet)'}"
     messages: list[dict] = [{"role": "system", "content": SYSTEM},
                             {"role": "user", "content": f"{task}\n\n{context}"}]

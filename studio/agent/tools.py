@@ -10,7 +10,7 @@ agent reads as the tool result.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,9 +125,9 @@ class ToolBox:
         existing = [i for i, b in enumerate(scene.bodies) if b.name == body.name]
         bodies = d["bodies"]
         if existing:
-            bodies[existing[0]] = _asdict(body)
+            bodies[existing[0]] = asdict(body)
         else:
-            bodies.append(_asdict(body))
+            bodies.append(asdict(body))
         if "parent" in a:
             if "joint" not in a:
                 raise ToolRefused("create_body: a parent needs a joint (name and type)")
@@ -136,7 +136,7 @@ class ToolBox:
                           Transform(list(jd.get("origin", [0, 0, 0]))), list(jd.get("axis", [0, 0, 1])),
                           float(jd.get("lower", -np.pi)), float(jd.get("upper", np.pi)))
             d["joints"] = [j for j in d["joints"] if j["child"] != body.name and j["name"] != joint.name]
-            d["joints"].append(_asdict(joint))
+            d["joints"].append(asdict(joint))
             d["rest"].pop(body.name, None)
         elif "rest" in a:
             d["rest"][body.name] = list(a["rest"])
@@ -271,8 +271,3 @@ class ToolBox:
         self._state(a["state"])
         job = queue_still(self.project, a["state"])
         return ToolOutcome("request_render", a, {"queued": job})
-
-
-def _asdict(obj) -> dict:
-    from dataclasses import asdict
-    return asdict(obj)
