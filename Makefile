@@ -1,5 +1,5 @@
 # The two commands: `make run` (the studio on its example project) and `make test`.
-.PHONY: run test setup bench installer
+.PHONY: run test setup bench installer installer-smoke
 setup:
 	@bash scripts/setup.sh
 
@@ -14,3 +14,7 @@ bench: setup
 
 installer: setup
 	@bash installers/build.sh
+
+# Unpacks the built .deb into a temporary root and runs it (version, selftest, window under Xvfb, uninstall).
+installer-smoke: setup
+	@bash installers/smoke.sh

@@ -3,7 +3,8 @@
 #
 #   installers/build.sh            freeze the app (PyInstaller), stage /opt/keypose-studio, dpkg-deb
 #   KEYPOSE_DEB_WORKER=none ...    leave the Blender worker out (smaller .deb; first run says how to add it)
-#   KEYPOSE_DEB_COMPRESS=zstd ...  dpkg-deb compressor: xz (default, smallest), zstd (fast), gzip, none
+#   KEYPOSE_DEB_COMPRESS=xz ...    dpkg-deb compressor: zstd (default: fast to build and to install), xz (smaller, slow), gzip
+#   KEYPOSE_REUSE_FREEZE=1 ...     package the last frozen app again (build/installer/dist) without re-running PyInstaller
 #
 # Layout inside the package:
 #   /opt/keypose-studio/app/          the frozen studio (one folder; the executable is keypose-studio)
@@ -17,7 +18,7 @@ root=$(pwd)
 out=$root/build/installer
 uv="$HOME/.cache/keypose-studio/uv/bin/uv"
 worker=${KEYPOSE_DEB_WORKER:-bundle}
-compress=${KEYPOSE_DEB_COMPRESS:-xz}
+compress=${KEYPOSE_DEB_COMPRESS:-zstd}
 base_python=${KEYPOSE_WORKER_PYTHON:-/usr/bin/python3.11}   # what the installed worker venv runs on
 version=$(.venv/bin/python -c "import studio; print(studio.__version__)")
 deb=$out/keypose-studio_${version}_amd64.deb
@@ -25,10 +26,14 @@ say() { echo "installer: $*" >&2; }
 mkdir -p "$out"
 t0=$(date +%s)
 
-say "freezing the studio with PyInstaller (one folder)"
-[ -f resources/keypose-studio.png ] || .venv/bin/python resources/make_icon.py
-nice -n 5 .venv/bin/pyinstaller --noconfirm --log-level WARN \
-    --distpath "$out/dist" --workpath "$out/work" installers/keypose-studio.spec
+if [ "${KEYPOSE_REUSE_FREEZE:-0}" = 1 ] && [ -x "$out/dist/keypose-studio/keypose-studio" ]; then
+    say "reusing the frozen app in $out/dist"
+else
+    say "freezing the studio with PyInstaller (one folder)"
+    [ -f resources/keypose-studio.png ] || .venv/bin/python resources/make_icon.py
+    nice -n 5 .venv/bin/pyinstaller --noconfirm --log-level WARN \
+        --distpath "$out/dist" --workpath "$out/work" installers/keypose-studio.spec
+fi
 t1=$(date +%s)
 
 stage=$out/root
@@ -37,6 +42,8 @@ rm -rf "$stage"
 mkdir -p "$opt/share" "$opt/projects" "$stage/usr/bin" "$stage/usr/share/applications" \
          "$stage/usr/share/icons/hicolor/256x256/apps" "$stage/DEBIAN"
 cp -a "$out/dist/keypose-studio" "$opt/app"
+# VTK's wheels ship their symbol tables (a third of their size); the dynamic symbols stay.
+find "$opt/app/_internal/vtkmodules" -name '*.so*' -exec strip --strip-unneeded {} +
 
 depends="libc6, libgl1, libegl1, libgl1-mesa-dri, libegl-mesa0, libxkbcommon0, libxkbcommon-x11-0, libxcb-cursor0, libxcb-icccm4, libxcb-image0, libxcb-keysyms1, libxcb-randr0, libxcb-render-util0, libxcb-shape0, libxcb-xinerama0, libxcb-xkb1, libx11-xcb1, libfontconfig1, libdbus-1-3, libglib2.0-0, libxrender1, libxi6, libsm6, libice6, libxxf86vm1, libxfixes3"
 if [ "$worker" = bundle ]; then

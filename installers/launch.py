@@ -1,6 +1,9 @@
 """The installed app's entry point: `keypose-studio [COMMAND ...]`, the `studio` CLI frozen.
 
-With no command it opens the studio window. Before running a command that needs
+With no command it opens the studio window on the user's copy of the example
+project (copied from <install>/projects to ~/KeyposeStudio/examples on first
+run: the install folder is read-only); with a folder alone it opens that
+folder (the .desktop entry passes one). Before running a command that needs
 Blender it finds the render worker: the user's settings (blender_binary or
 blender_python) win; otherwise the worker environment shipped next to the app
 (<install>/blender-env, a Python 3.11 venv with bpy 5.0.1) is used; if neither
@@ -81,6 +84,39 @@ def restore_library_path() -> None:
         os.environ.pop("LD_LIBRARY_PATH", None)
 
 
+def examples_home() -> Path:
+    return Path.home() / "KeyposeStudio" / "examples"
+
+
+def first_example(root: Path) -> Path | None:
+    """The user's copy of the shipped example (doorway first), made once and never overwritten."""
+    import shutil
+
+    shipped = sorted((root / "projects").glob("*/studio.db"), key=lambda p: (p.parent.name != "doorway", p))
+    if not shipped:
+        return None
+    src = shipped[0].parent
+    dest = examples_home() / src.name
+    if not (dest / "studio.db").exists():
+        try:
+            shutil.copytree(src, dest, ignore=shutil.ignore_patterns("studio.db-wal", "studio.db-shm"))
+        except OSError as e:
+            print(f"keypose-studio: could not copy the example {src} to {dest}: {e}", file=sys.stderr)
+            return None
+        print(f"keypose-studio: your copy of the example project is {dest}", file=sys.stderr)
+    return dest
+
+
+def studio_argv(argv: list[str]) -> list[str]:
+    """What the studio CLI gets: `open` on the example with no arguments, `open DIR` for a project folder alone."""
+    if not argv:
+        example = first_example(install_root()) if getattr(sys, "frozen", False) else None
+        return ["open", str(example)] if example else ["open"]
+    if len(argv) == 1 and (Path(argv[0]) / "studio.db").is_file():
+        return ["open", argv[0]]
+    return argv
+
+
 def run_as_python(argv: list[str]) -> int:
     """`keypose-studio [-I] -c CODE ...` or `-m MODULE ...`: the bundle's Python, for
     code the studio runs in a child process with `sys.executable` (agent CAD scripts)."""
@@ -105,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     restore_library_path()
     if argv and (argv[0] in PYTHON_FLAGS or argv[0] in ("-c", "-m")):
         return run_as_python(argv)
-    if not argv:
-        argv = ["open"]
+    argv = studio_argv(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     choose_worker(command)
     from studio.cli import main as studio_main

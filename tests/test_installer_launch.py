@@ -104,3 +104,22 @@ def test_version_goes_to_the_studio_cli():
     from studio import __version__
     r = run_launch("--version")
     assert r.returncode == 0 and r.stdout.strip() == f"studio {__version__}"
+
+
+def test_first_run_opens_the_users_copy_of_the_example_and_never_overwrites_it(installed, tmp_path):
+    from studio.store.project import Project
+    for name in ("aaa", "doorway"):
+        Project.create(installed / "projects" / name, name=name).close()
+    assert launch.studio_argv([]) == ["open", str(tmp_path / "home" / "KeyposeStudio" / "examples" / "doorway")]
+    copy = tmp_path / "home" / "KeyposeStudio" / "examples" / "doorway" / "studio.db"
+    copy.write_bytes(b"the user's edits")
+    assert launch.studio_argv([])[0] == "open"
+    assert copy.read_bytes() == b"the user's edits"
+
+
+def test_a_project_folder_alone_opens_it_and_commands_pass_through(installed, tmp_path):
+    from studio.store.project import Project
+    Project.create(tmp_path / "mine", name="mine").close()
+    assert launch.studio_argv([str(tmp_path / "mine")]) == ["open", str(tmp_path / "mine")]
+    assert launch.studio_argv(["info", str(tmp_path / "mine")]) == ["info", str(tmp_path / "mine")]
+    assert launch.studio_argv([str(tmp_path)]) == [str(tmp_path)]    # not a project: the CLI says so
