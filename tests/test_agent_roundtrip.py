@@ -156,3 +156,45 @@ def test_revert_restores_exact_hashes(tmp_project):
     assert actions[-3:] == [f"revert to step {final}", "revert to step 0", "revert to step 3"]
     with pytest.raises(Exception, match="no agent step 999"):
         revert(tmp_project, 999)
+
+
+def test_carry_keeps_the_grasped_panel_on_the_gripper_between_approved_states(tmp_project):
+    import numpy as np
+
+    from studio.agent.tools import ToolBox
+    from studio.checks.run import verify_state
+    from studio.scene.kinematics import tracks_world
+    from studio.scene.pose import Pose
+    from studio.scene.transforms import from_7, invert, to_7
+    from studio.timeline.film import load_segment
+    from studio.timeline.ik import frame_pose
+    from studio.timeline.storyboard import State, put_state
+    scene = make_arm_project(tmp_project)
+    plan = arm_plan()
+    plan["objects"].append({"name": "gripper", "description": "the arm's gripper"})
+    plan["events"] = [{"id": "grab", "kind": "grasp", "subjects": ["gripper", "panel"], "window": [1001, 1001],
+                       "params": {}, "after": []}]
+    tmp_project.put_doc("plan", plan)
+    for sid, frame, shoulder in (("start", 1001, -0.6), ("lift", 1048, -1.0)):
+        pose = Pose.rest(scene)
+        pose.joints.update(shoulder=shoulder, elbow=1.2)
+        grip = frame_pose(scene, pose, "gripper")
+        held = grip @ from_7(np.array([0.3, 0.0, -0.03, 1.0, 0.0, 0.0, 0.0]))    # held the same way in both
+        pose.roots["panel"] = to_7(held).tolist()
+        put_state(tmp_project, scene, State(sid, frame, pose, "wide", sid))
+        verify_state(tmp_project, sid)
+    stack = CommandStack()
+    for sid in ("start", "lift"):
+        stack.run(ReviewState(tmp_project, sid, "approve"))
+    box = ToolBox(tmp_project, stack)
+    box.call("author_segment", json.dumps({"segment": "start..lift", "tool": "carry"}))
+    tracks = load_segment(tmp_project, "start..lift")
+    world = tracks_world(scene, tracks)
+    grip = world["fore"] @ from_7(np.asarray(scene.frame("gripper").local.as_list()))
+    rel = np.einsum("fij,fjk->fik", invert(grip), world["panel"])
+    # the panel's pose in the gripper's frame is the same on every carried frame
+    assert np.abs(rel - rel[0]).max() < 2e-3 and tracks.n_frames == 48
+    plain = tracks.roots["panel"][24, :3]
+    straight = (np.asarray(get_state(tmp_project, "start").pose.roots["panel"][:3]) +
+                np.asarray(get_state(tmp_project, "lift").pose.roots["panel"][:3])) / 2
+    assert np.linalg.norm(plain - straight) > 1e-3        # it follows the arc, not a straight in-between

@@ -72,7 +72,9 @@ TOOLS: dict[str, tuple[str, dict]] = {
     "author_segment": ("Author the motion between two approved, passing states with a motion tool and bake "
                        "it; refused by the storyboard gate otherwise.", _obj(
         ["segment"], segment={"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,64}\.\.[A-Za-z0-9_\-]{1,64}$"},
-        tool={"type": "string", "enum": ["interpolate"]})),
+        tool={"type": "string", "enum": ["interpolate", "carry"],
+              "description": "interpolate: eased in-betweens; carry: in-betweens with every body the plan "
+                             "has grasped riding on its hand's frame"})),
     "run_verifiers": ("Run the verifiers on a state and store their reports.", _obj(["state"], state=NAME)),
     "request_render": ("Queue a storyboard still of a state for the render worker.", _obj(["state"], state=NAME)),
 }

@@ -255,8 +255,28 @@ class ToolBox:
         sa, sb = (get_state(self.project, s) for s in parse_segment(a["segment"]))
         tracks = interpolate_poses(scene, [(sa.frame, sa.pose.completed(scene)), (sb.frame, sb.pose.completed(scene))])
         tool = a.get("tool", "interpolate")
+        if tool == "carry":
+            tracks = self._carried(scene, tracks, sa.frame, sb.frame)
         return self._run("author_segment", a, BakeSegment(self.project, a["segment"], tracks, tool, self.actor),
                          {"segment": a["segment"], "frames": [sa.frame, sb.frame]})
+
+    def _carried(self, scene: Scene, tracks, first: int, last: int):
+        """The in-betweens with every body the plan has grasped riding on its hand's frame."""
+        from studio.scene.kinematics import tracks_world
+        from studio.timeline.carry import carry, carry_windows
+        windows = [w for w in carry_windows(self.project.get_doc("plan") or {}, scene)
+                   if w.grasp <= last and w.release >= first]
+        if not windows:
+            raise ToolRefused(f"author_segment: carry needs a plan grasp event (subjects [hand frame, body]) "
+                              f"holding during frames {first}..{last}; the plan has none")
+        world = tracks_world(scene, tracks)
+        for w in windows:
+            if w.body not in tracks.roots:
+                raise ToolRefused(f"author_segment: carried body {w.body!r} is not a root body")
+            f = scene.frame(w.frame)
+            hand = world[f.body] @ from_7(np.asarray(f.local.as_list()))
+            tracks.roots[w.body] = carry(tracks.roots[w.body], hand, tracks.frames, max(w.grasp, first), w.release)
+        return tracks
 
     def _run_verifiers(self, a: dict) -> ToolOutcome:
         from .verify import verify_and_store
