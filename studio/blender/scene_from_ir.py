@@ -168,7 +168,7 @@ def set_shots(shots: list[dict], objects: dict) -> None:
         scene.camera = objects[shots[0]["camera"]]
 
 
-def set_render(engine: str, resolution, samples: int = 16) -> None:
+def set_render(engine: str, resolution, samples: int = 16, antialias: str = "8") -> None:
     scene = bpy.context.scene
     r = scene.render
     r.engine = engine
@@ -181,7 +181,9 @@ def set_render(engine: str, resolution, samples: int = 16) -> None:
         shading.light = "STUDIO"
         shading.color_type = "MATERIAL"
         shading.show_shadows = False
-        scene.display.render_aa = "8"
+        if antialias not in ("OFF", "FXAA", "5", "8", "11", "16", "32"):
+            raise SpecError(f"spec antialias: expected OFF, FXAA or a sample count, got {antialias!r}")
+        scene.display.render_aa = antialias   # on a software GL, 8 samples cost 8 renders a frame
     elif engine == "CYCLES":
         scene.cycles.device = "CPU"
         scene.cycles.samples = int(samples)

@@ -55,7 +55,8 @@ def run(spec: dict) -> dict[str, str]:
     sfi.reset()
     meshes = {name: in_job(spec, rel) for name, rel in spec.get("meshes", {}).items()}
     objects = sfi.build_scene(spec["scene"], meshes)
-    sfi.set_render(spec.get("engine", "BLENDER_WORKBENCH"), spec["resolution"], spec.get("samples", 16))
+    sfi.set_render(spec.get("engine", "BLENDER_WORKBENCH"), spec["resolution"], spec.get("samples", 16),
+                   str(spec.get("antialias", "8")))
     emit("build", message=f"{len(objects)} objects", engine=bpy_engine())
     start, end = int(spec["frame_start"]), int(spec.get("frame_end", spec["frame_start"]))
     if spec.get("tracks"):
@@ -122,7 +123,8 @@ def do_job(spec_path: str) -> int:
         marker = spec.get("marker", "done.json")
         write_json_atomic(in_job(spec, marker), {"outputs": outputs, "seconds": time.time() - t0,
                                                  "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-        emit("done", message=f"finished in {time.time() - t0:.2f} s", outputs=outputs)
+        emit("done", message=f"finished in {time.time() - t0:.2f} s", outputs=outputs,
+             seconds=round(time.time() - t0, 4))
         return 0
     except SpecError as e:
         emit("error", message=str(e))

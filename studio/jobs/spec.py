@@ -144,7 +144,8 @@ def video_spec(project: Project, job_dir: Path, kind: str = "preview", camera: s
                 frame_start=frames[0], frame_end=frames[-1], camera=camera or scene.cameras[0].name,
                 shots=[] if camera else shots_of(scene, list_states(project)),
                 resolution=resolution_of(scene, camera, resolution), samples=int(samples),
-                video=video, quality="HIGH" if kind == "film" else "MEDIUM")
+                video=video, quality="HIGH" if kind == "film" else "MEDIUM",
+                antialias="OFF" if kind == "preview" else "8")   # previews trade edges for frame rate
     spec["expected"] = [frame_file(f) for f in frames] + [video]
     spec["deliver"] = {video: deliver_to or f"renders/{kind}.mp4"}
     return spec
