@@ -51,6 +51,8 @@ def test_window_shows_the_scene_not_a_blank_viewport(window, tmp_path):
 
 
 def test_approve_from_the_card_lands_in_the_database_and_undo_names_it(window, qtbot):
+    from studio.checks.run import verify_state
+    verify_state(window.session.project, "s2")          # passing checks: approval makes it approved
     board = window.storyboard
     board.select_state("s2")
     assert window.playhead.frame == 1025            # selecting a card moves the playhead to its frame
@@ -59,7 +61,9 @@ def test_approve_from_the_card_lands_in_the_database_and_undo_names_it(window, q
     reviews = list_reviews(window.session.project, "s2")
     assert [(r.verdict, r.note) for r in reviews] == [("approve", "crate reads well")]
     assert window.undo_action.text() == "Undo approve s2"
-    settle(qtbot, window, lambda: "states approved" in window.progress.text())
+    settle(qtbot, window, lambda: window.session.cards[1].status == "approved")
+    assert "states approved 1/3" in window.progress.text()
+    assert board.model.index(1).data() == "s2 1025 approved"
     window.undo_action.trigger()
     assert list_reviews(window.session.project, "s2") == []
     assert window.redo_action.text() == "Redo approve s2"

@@ -45,7 +45,10 @@ def get_state(project: Project, state_id: str) -> State | None:
 
 def put_state(project: Project, scene: Scene, state: State, actor: str = "person",
               action: str = "set state") -> None:
-    pose = state.pose.completed(scene, where=f"state {state.id}.pose")
+    # Through JSON and back, so the hash stored now equals the hash of the pose as it reads back
+    # (a pose given with integer coordinates would otherwise hash differently once stored).
+    where = f"state {state.id}.pose"
+    pose = Pose.from_dict(json.loads(json.dumps(state.pose.completed(scene, where).to_dict())), scene, where)
     with project.transaction():
         project.db["states"].upsert({
             "id": state.id, "frame": int(state.frame), "shot": state.shot,

@@ -22,6 +22,7 @@ from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
 from studio.timeline.plan import load_plan, shot_camera
+from studio.timeline.progress import progress
 from studio.timeline.storyboard import State, list_states
 
 from .cards import Card, board_cards
@@ -37,6 +38,7 @@ class Session:
         self.film_error = ""
         self.states: list[State] = []
         self.cards: list[Card] = []
+        self.progress: tuple[float, list[str]] = (0.0, [])
         self.failures: list[Failure] = []
         self.failures_at: dict[int, list[Failure]] = {}
         self._film_world: dict[str, np.ndarray] | None = None
@@ -91,6 +93,7 @@ class Session:
         self.cards = board_cards(self.project, self.scene, self.states) if self.scene.bodies else []
         self.failures = current_failures(self.project, self.scene, self.states)
         self.failures_at = by_frame(self.failures)
+        self.progress = progress(self.project)
         if scene_moved:
             self._state_world.clear()
             self.scene_changed.emit()
