@@ -100,6 +100,9 @@ def test_offline_repair_reject_apply_log_and_revert_from_the_cli(arm, monkeypatc
     assert main(["agent", "repair", str(arm), "--list"]) == 0
     listing = capsys.readouterr().out
     assert "[rejected]" in listing and "note: bend the shoulder instead" in listing and "[approved]" in listing
+    assert main(["agent", "log", str(arm)]) == 0
+    log = capsys.readouterr().out
+    assert "repairs" in log and f"#{props['NoPenetration']} [approved] state:hold NoPenetration (offline, verified)" in log
     assert main(["agent", "revert", str(arm), "5"]) == 2
     assert "no agent step 5" in capsys.readouterr().err
 
