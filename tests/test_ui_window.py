@@ -6,7 +6,6 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from studio.store.reports import Report, save_reports
-from studio.timeline.commands import SetPose
 from studio.timeline.reviews import list_reviews
 from studio.ui.main_window import MainWindow
 from studio.ui.qt_viewport import BACKGROUND, FAILURE_COLORS
@@ -73,10 +72,15 @@ def test_editing_an_approved_pose_turns_its_card_stale(window, qtbot):
     board = window.storyboard
     board.select_state("s1")
     board.review("approve")
-    project = window.session.project
-    pose = window.session.states[0].pose.copy()
-    pose.roots["crate"] = [-0.8, 0.2, 0, 1, 0, 0, 0]
-    window.stack.run(SetPose(project, "s1", pose))
+    posed = window.panels["Pose"]
+    assert posed.title.text() == "<b>s1</b> @ 1001"
+    x, y, _z = posed.roots["crate"]
+    x.setValue(-0.8)
+    y.setValue(0.2)
+    window.session.refresh()                      # e.g. a job's progress: the unapplied edit stays
+    assert x.value() == pytest.approx(-0.8) and posed.dirty
+    qtbot.mouseClick(posed.apply_button, Qt.MouseButton.LeftButton)
+    assert window.undo_action.text() == "Undo pose s1"
     settle(qtbot, window, lambda: window.session.cards[0].status == "stale")
     idx = board.model.index(0)
     assert "stale" in idx.data()

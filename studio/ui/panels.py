@@ -28,6 +28,12 @@ def _repair(win):
     return QtRepair(win.qsession, win.playhead, win.viewport, lambda: win.stack)
 
 
+def _pose(win):
+    from .qt_pose import QtPose
+    return QtPose(win.qsession, win.playhead, lambda: win.stack)
+
+
 def optional_panels():
     return [("Checks", RIGHT, _checks), ("Repair review", RIGHT, _repair), ("Plan", LEFT, _plan),
+            ("Pose", LEFT, _pose),
             ("Jobs", BOTTOM, _jobs)]
