@@ -198,3 +198,33 @@ def test_carry_keeps_the_grasped_panel_on_the_gripper_between_approved_states(tm
     straight = (np.asarray(get_state(tmp_project, "start").pose.roots["panel"][:3]) +
                 np.asarray(get_state(tmp_project, "lift").pose.roots["panel"][:3])) / 2
     assert np.linalg.norm(plain - straight) > 1e-3        # it follows the arc, not a straight in-between
+
+
+def test_plan_state_repair_round_trip_through_the_model(tmp_project):
+    from studio.agent.model_repair import propose_with_model
+    from studio.agent.repairs import approve
+    from studio.checks.report import load_reports, required_checks_pass
+    make_arm_project(tmp_project)
+    bad_state = {"tool_calls": [
+        {"name": "set_state", "arguments": {"state": "start", "frame": 1001, "shot": "wide",
+                                            "description": "panel against the wall",
+                                            "roots": {"panel": [-0.3, 1.0, 0.01, 1, 0, 0, 0]}}},
+        {"name": "run_verifiers", "arguments": {"state": "start"}}]}
+    fix = {"content": json.dumps({"summary": "slide the panel back from the wall",
+                                  "changes": [{"kind": "root", "name": "panel", "to": [-0.45, 1.0, 0.01, 1, 0, 0, 0]}]})}
+    with ChatServer([*plan_replies(arm_plan()), bad_state, {"content": "start is authored"}, fix]) as chat:
+        client = ModelClient(chat.base_url, "scripted", None, timeout=5, max_retries=0)
+        make_plan(tmp_project, client, "the arm lifts the panel")
+        built = run_tools(tmp_project, client, "Author the key states.")
+        verdicts = json.loads(chat.requests[4]["body"]["messages"][-1]["content"])["verdicts"]
+        assert verdicts["NoPenetration"] == "fail" and built.final_text == "start is authored"
+        made, unsolved = propose_with_model(tmp_project, client, "start")
+    assert unsolved == [] and [p.check_name for p in made] == ["NoPenetration"]
+    evidence = json.loads(chat.requests[-1]["body"]["messages"][1]["content"].split("Evidence: ")[1].split("\n")[0])
+    assert sorted([evidence["a"], evidence["b"]]) == ["panel", "wall"] and evidence["depth_m"] > evidence["tau_m"]
+    stack = CommandStack()
+    approve(tmp_project, made[0].id, stack)
+    reports, _ = load_reports(tmp_project, "state:start")
+    assert required_checks_pass(reports)
+    stack.run(ReviewState(tmp_project, "start", "approve"))
+    assert state_status(tmp_project, "start").ok
