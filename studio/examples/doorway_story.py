@@ -33,7 +33,7 @@ from studio.timeline.storyboard import State, get_state
 from studio.timeline.walk import centre_of_mass, place_feet, walk
 
 LEGS = {k: ([f"hip_pitch_{k}", f"hip_roll_{k}", f"knee_{k}", f"ankle_{k}"], f"sole_{k}") for k in "lr"}
-ARMS = {k: [f"shoulder_pitch_{k}", f"shoulder_roll_{k}", f"elbow_{k}", f"wrist_{k}"] for k in "lr"}
+ARMS = {k: [f"shoulder_pitch_{k}", f"shoulder_roll_{k}", f"elbow_{k}"] for k in "lr"}   # wrist roll stays put
 HANDLES = {"l": "handle_left", "r": "handle_right"}
 EDGE_X = -0.30           # the panel's near edge, in its own frame
 TIP = 0.04               # gripper frame to fingertips
@@ -42,13 +42,16 @@ HAND = 0.06              # gripper frame to the wrist
 STANCE = 0.09            # half the distance between the feet
 SOLE_AHEAD = 0.05        # sole frame ahead of the ankle, which stands under the hip
 CARRY_Z, TILT_Z = 0.86, 1.05
+WALK_Z = 0.67            # pelvis height while walking: knees soft, so a stride never over-stretches a leg
 ROLL = math.radians(50)
 
-F = {"start": 1001, "reach": 1049, "lift": 1073, "sidestep": 1113, "advance": 1169, "align": 1209,
-     "tilt": 1233, "through": 1329, "set_down": 1361, "release": 1385}
+F = {"start": 1001, "reach": 1049, "lift": 1073, "sidestep": 1137, "advance": 1185, "align": 1249,
+     "tilt": 1273, "through": 1369, "set_down": 1401, "release": 1425}
+ASIDE = 0.62             # how far the robot steps sideways to pass the stand (0.4 half-width + feet)
 SEGMENTS = [("start", "reach", "walk"), ("reach", "lift", "lift"), ("lift", "sidestep", "carry"),
             ("sidestep", "advance", "carry"), ("advance", "align", "carry"), ("align", "tilt", "tilt"),
             ("tilt", "through", "carry"), ("through", "set_down", "place"), ("set_down", "release", "release")]
+CARRYING_STATES = {"lift", "sidestep", "advance", "align", "tilt", "through"}   # panel off its support, held
 CARRIED = {"reach..lift", "lift..sidestep", "sidestep..advance", "advance..align", "align..tilt",
            "tilt..through", "through..set_down"}
 
@@ -151,21 +154,26 @@ def robot_bodies(scene: Scene, carrying: bool) -> list[str]:
 
 
 def balance(scene: Scene, pose: Pose, pelvis: list[float], arms=None, carrying: bool = False,
-            feet: dict[str, np.ndarray] | None = None) -> tuple[Pose, dict[str, np.ndarray], float]:
+            feet: dict[str, np.ndarray] | None = None, recentre: bool = False,
+            ahead: float | None = None) -> tuple[Pose, dict[str, np.ndarray], float]:
     """Pose the arms (arms(pose) -> (pose, error)), then put the feet flat and side by side
-    under the centre of mass; for a move made in place (`feet` given) the pelvis moves
-    instead, so the centre of mass comes over the feet that stay where they are."""
+    under the centre of mass, or `ahead` of the pelvis (a squat), or where `feet` says (a move
+    made in place; with `recentre` the pelvis then moves to bring the centre of mass over them)."""
     pose = pose.copy()
     pose.roots["pelvis"] = list(pelvis)
     bodies = robot_bodies(scene, carrying)
     err = 0.0
-    for _ in range(3 if feet is not None else 1):
+    if ahead is not None:
+        feet = {"l": np.array([pelvis[0] + ahead, pelvis[1] + STANCE, 0.0, 0.0]),
+                "r": np.array([pelvis[0] + ahead, pelvis[1] - STANCE, 0.0, 0.0])}
+    for _ in range(3 if recentre else 1):
         if arms is not None:
             pose, err = arms(pose)
         com = centre_of_mass(scene, pose, bodies)
         if feet is None:
             feet = {"l": np.array([com[0], com[1] + STANCE, 0.0, 0.0]),
                     "r": np.array([com[0], com[1] - STANCE, 0.0, 0.0])}
+        if not recentre:
             break
         mid = (feet["l"][:2] + feet["r"][:2]) / 2
         pose.roots["pelvis"][:2] = (np.asarray(pose.roots["pelvis"][:2]) + (mid - com[:2])).tolist()
@@ -173,9 +181,11 @@ def balance(scene: Scene, pose: Pose, pelvis: list[float], arms=None, carrying: 
     return pose, feet, max(err, e2)
 
 
-def _carried_arms(scene: Scene, panel: list[float]):
+def _carried_arms(scene: Scene, panel: list[float], move_panel: bool = True):
+    """Arms whose hands hold `panel` where it is (or, move_panel False, where it would be)."""
     def arms(pose: Pose) -> tuple[Pose, float]:
-        pose.roots["panel"] = list(panel)
+        if move_panel:
+            pose.roots["panel"] = list(panel)
         return pose_arms(scene, pose, hand_targets(scene, panel))
     return arms
 
@@ -203,26 +213,28 @@ def state_poses(scene: Scene) -> dict[str, StatePose]:
     on_stand = list(rest.roots["panel"])
     out: dict[str, StatePose] = {}
 
-    def put(name, pelvis, panel, carrying=False, seed=None, same_feet_as=None):
+    def put(name, pelvis, panel, holding=False, seed=None, same_feet_as=None, recentre=False, ahead=None,
+            arms=None):
         seed = (seed or rest).copy()
         seed.roots["panel"] = list(panel)
-        arms = _carried_arms(scene, panel) if carrying else None
+        arms = _carried_arms(scene, panel) if holding else arms
         feet = out[same_feet_as].feet if same_feet_as else None
-        pose, placed, err = balance(scene, seed, pelvis, arms, carrying, feet)
+        carrying = name in CARRYING_STATES
+        pose, placed, err = balance(scene, seed, pelvis, arms, carrying, feet, recentre, ahead)
         out[name] = StatePose(pose, placed, err)
         return pose
 
-    put("start", [-3.0, 0.0, 0.72, *upright], on_stand)
-    put("reach", [-2.2, 0.0, 0.5, *upright], on_stand, True, seed=_seed_arms(rest))
+    put("start", [-3.0, 0.0, WALK_Z, *upright], on_stand)
+    put("reach", [-2.2, 0.0, 0.5, *upright], on_stand, True, seed=_seed_arms(rest), ahead=0.13)
     grip = (from_7(np.asarray(on_stand)) @ np.array([EDGE_X + 0.03, 0.0, 0.0, 1.0]))[:3]   # handles' midpoint
     lifted = panel_at([grip[0], 0.0, CARRY_Z], flat, scene)
-    pose = put("lift", [-2.2, 0.0, 0.70, *upright], lifted, True, out["reach"].pose, same_feet_as="reach")
+    pose = put("lift", [-2.2, 0.0, WALK_Z, *upright], lifted, True, out["reach"].pose, same_feet_as="reach")
     base, rel = np.asarray(pose.roots["pelvis"][:3]), np.asarray(lifted[:3]) - np.asarray(pose.roots["pelvis"][:3])
-    for name, shift in (("sidestep", [0.0, -0.72, 0.0]), ("advance", [1.0, -0.72, 0.0]), ("align", [1.0, 0.0, 0.0])):
+    for name, shift in (("sidestep", [0.0, -ASIDE, 0.0]), ("advance", [1.05, -ASIDE, 0.0]), ("align", [1.05, 0.0, 0.0])):
         pose = put(name, [*(base + shift), *upright], [*(base + shift + rel), *flat], True, pose)
     roll = quat_from_axis_angle(np.array([1.0, 0.0, 0.0]), np.array(ROLL)).tolist()
-    tilted = panel_at([grip[0] + 1.0, 0.0, TILT_Z], roll, scene)
-    pose = put("tilt", [*(base + [1.0, 0.0, 0.0]), *upright], tilted, True, pose, same_feet_as="align")
+    tilted = panel_at([grip[0] + 1.05, 0.0, TILT_Z], roll, scene)
+    pose = put("tilt", [*(base + [1.05, 0.0, 0.0]), *upright], tilted, True, pose, same_feet_as="align")
     ahead = np.array([2.3, 0.0, 0.0])
     pose = put("through", [*(np.asarray(pose.roots["pelvis"][:3]) + ahead), *upright],
                [*(np.asarray(tilted[:3]) + ahead), *tilted[3:]], True, pose)
@@ -230,7 +242,9 @@ def state_poses(scene: Scene) -> dict[str, StatePose]:
     standing = [1.45, 0.0, -EDGE_X + 0.0005, *pitch]              # on its far edge by the drop spot
     pelvis = np.asarray(pose.roots["pelvis"][:3])
     pose = put("set_down", [pelvis[0], 0.0, 0.55, *upright], standing, True, pose, same_feet_as="through")
-    put("release", [pelvis[0], 0.0, 0.72, *upright], standing, False, rest, same_feet_as="through")
+    back_off = [*(np.asarray(standing[:3]) + [-0.16, 0.0, 0.06]), *standing[3:]]   # hands clear of the edge
+    put("release", [pelvis[0], 0.0, 0.66, *upright], standing, False, pose, same_feet_as="through",
+        recentre=True, arms=_carried_arms(scene, back_off, move_panel=False))
     return out
 
 
@@ -261,52 +275,74 @@ def _walk_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose
     fa, fb = _sole_feet(scene, pa), _sole_feet(scene, pb)
     goal = (fb["l"][:2] + fb["r"][:2]) / 2
     d = goal - (fa["l"][:2] + fa["r"][:2]) / 2
-    first = "l" if (abs(d[1]) < abs(d[0]) or d[1] > 0) else "r"
+    sideways = abs(d[1]) > abs(d[0])
+    first = ("l" if d[1] > 0 else "r") if sideways else "l"
+    # without hip yaw or ankle roll, a wide lateral stance tilts the feet: sidesteps stay short
     steps = plan_footsteps(fa["l"][[0, 1, 3]], fa["r"][[0, 1, 3]], goal, a.frame, b.frame,
-                           step_length=0.3, first=first, facing=0.0, foot_size=(0.22, 0.09))
-    bodies = robot_bodies(scene, carrying)
+                           step_length=0.14 if sideways else 0.3, first=first, facing=0.0,
+                           foot_size=(0.22, 0.09))
     pelvis_a = np.asarray(pa.roots["pelvis"][:3])
-    off_a = centre_of_mass(scene, pa, bodies)[:2] - pelvis_a[:2]
-    off_b = centre_of_mass(scene, pb, bodies)[:2] - np.asarray(pb.roots["pelvis"][:2])
-    t = ease(np.linspace(0.0, 1.0, b.frame - a.frame + 1))[:, None]
-    offset = off_a + t * (off_b - off_a)
-    heights = cubic(np.array([a.frame, b.frame], float), np.array([pelvis_a[2], pb.roots["pelvis"][2]]),
-                    np.arange(a.frame, b.frame + 1))
-    arms_in = interpolate_poses(scene, [(a.frame, pa), (b.frame, pb)])
+    # the states stand balanced (feet under the centre of mass) or deliberately off it (the
+    # squat): the pelvis keeps each state's offset from the feet, blended along the walk
+    off_a = (fa["l"][:2] + fa["r"][:2]) / 2 - pelvis_a[:2]
+    off_b = goal - np.asarray(pb.roots["pelvis"][:2])
+    # height and stance change once the feet have arrived (squatting mid-stride runs out of ankle)
+    frames = np.arange(a.frame, b.frame + 1)
+    settle = steps.steps[-1].land if steps.steps else a.frame
+    t = ease((frames - settle) / max(b.frame - settle, 1))
+    offset = off_a + t[:, None] * (off_b - off_a)
+    heights = pelvis_a[2] + t * (pb.roots["pelvis"][2] - pelvis_a[2])
+    between = interpolate_poses(scene, [(a.frame, pa), (b.frame, pb)])
     rel = np.linalg.inv(from_7(np.asarray(pa.roots["pelvis"]))) @ from_7(np.asarray(pa.roots["panel"]))
 
     def upper(i: int, pose: Pose) -> Pose:
+        _arms_from(pose, between, i)
         if carrying:
             panel = to_7(from_7(np.asarray(pose.roots["pelvis"])) @ rel).tolist()
             pose.roots["panel"] = panel
-            pose, _ = pose_arms(scene, pose, hand_targets(scene, panel), 30)
+            pose = _grippers_to(scene, pose, panel)
         else:
-            for side in "lr":
-                for j in ARMS[side]:
-                    pose.joints[j] = float(arms_in.joints[j][i])
-            pose.roots["panel"] = arms_in.roots["panel"][i].tolist()
+            pose.roots["panel"] = between.roots["panel"][i].tolist()
         return pose
 
-    poses, _ = walk(scene, pa, "pelvis", LEGS, steps, heights, offset, step_height=0.05, upper=upper)
+    # the hips stay over the feet: this robot has no ankle roll, so leaning the pelvis over the
+    # stance foot would tip both soles into the floor; the centre of mass rides the feet's midpoint
+    poses, _ = walk(scene, pa, "pelvis", LEGS, steps, heights, offset, step_height=0.05, sway=None, upper=upper)
     return poses
+
+
+def _arms_from(pose: Pose, tracks: Tracks, i: int) -> None:
+    for side in "lr":
+        for j in (*ARMS[side], f"wrist_{side}"):
+            pose.joints[j] = float(tracks.joints[j][i])
+
+
+def _grippers_to(scene: Scene, pose: Pose, panel: list[float]) -> Pose:
+    """From arms in-betweened between two good states, move only as far as the grippers need."""
+    for side, (grip, _) in hand_targets(scene, panel).items():
+        pose, _ = solve_ik(scene, pose, ARMS[side], [Goal(f"gripper_{side}", grip)], 25)
+    return pose
 
 
 def _in_place_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose]:
     pa, pb = a.pose.completed(scene), b.pose.completed(scene)
     between = interpolate_poses(scene, [(a.frame, pa), (b.frame, pb)])
     feet = _sole_feet(scene, pa)
+    grips = {s: (frame_pose(scene, pa, f"gripper_{s}")[:3, 3], frame_pose(scene, pb, f"gripper_{s}")[:3, 3])
+             for s in "lr"}
+    t = ease(np.linspace(0.0, 1.0, between.n_frames))
     poses, pose = [], pa
     for i in range(between.n_frames):
         pose = pose.copy()
         pose.roots["pelvis"] = between.roots["pelvis"][i].tolist()
         pose.roots["panel"] = between.roots["panel"][i].tolist()
+        _arms_from(pose, between, i)
         if carrying:
-            pose, _ = pose_arms(scene, pose, hand_targets(scene, pose.roots["panel"]), 30)
-        else:
-            for side in "lr":
-                for j in ARMS[side]:
-                    pose.joints[j] = float(between.joints[j][i])
-        pose, _ = place_feet(scene, pose, LEGS, feet, 20)
+            pose = _grippers_to(scene, pose, pose.roots["panel"])
+        else:                            # letting go: the grippers back off along a straight line
+            for s, (g0, g1) in grips.items():
+                pose, _ = solve_ik(scene, pose, ARMS[s], [Goal(f"gripper_{s}", g0 + t[i] * (g1 - g0))], 25)
+        pose, _ = place_feet(scene, pose, LEGS, feet, 30)
         poses.append(pose)
     return poses
 

@@ -78,6 +78,20 @@ def pin(tracks: Tracks, pose_a: Pose, pose_b: Pose) -> tuple[Tracks, float]:
     return Tracks(tracks.frame_start, roots, joints), worst
 
 
+def clip_to_limits(scene: Scene, tracks: Tracks) -> None:
+    """Keep every joint inside its limits (fading a residual in can nudge one past by a hair);
+    states are inside their limits, so the ends stay exact."""
+    for j in scene.joints:
+        v = tracks.joints.get(j.name)
+        if v is None or j.type == "fixed":
+            continue
+        if j.type == "ball":
+            n = np.linalg.norm(v, axis=1, keepdims=True)
+            tracks.joints[j.name] = np.where(n > j.upper, v * (j.upper / np.maximum(n, 1e-12)), v)
+        else:
+            tracks.joints[j.name] = np.clip(v, j.lower, j.upper)
+
+
 def hits_states(tracks: Tracks, pose_a: Pose, pose_b: Pose) -> bool:
     """True if the first and last frames equal the two poses exactly."""
     first, last = tracks.pose_at(tracks.frame_start), tracks.pose_at(tracks.frame_end)
@@ -97,6 +111,7 @@ def bake_segment(project: Project, segment: str, tracks: Tracks, tool: str, acto
     pa, pb = a.pose.completed(scene), b.pose.completed(scene)
     full = complete(scene, tracks, pa, pb, a.frame, b.frame)
     pinned, residual = pin(full, pa, pb)
+    clip_to_limits(scene, pinned)
     if residual > MAX_RESIDUAL:
         raise ValueError(f"segment {segment}: the {tool} tracks miss their states by {residual:.3f} "
                          f"(m or rad, more than {MAX_RESIDUAL}); aim the tool at the approved states")

@@ -18,6 +18,7 @@ from studio.scene.pose import Pose
 from studio.scene.transforms import quat_from_axis_angle, quat_to_matrix
 
 from .footsteps import FootPlan, com_path, foot_tracks
+from .interpolate import ease
 from .ik import Goal, solve_ik
 
 TOE = 0.1
@@ -56,11 +57,31 @@ def place_feet(scene: Scene, pose: Pose, legs: dict[str, tuple[list[str], str]],
     return pose, worst
 
 
+def mid_path(plan: FootPlan) -> np.ndarray:
+    """(F, 2) the midpoint of the feet, moving while a foot swings: for a character whose feet
+    can only stay flat with its hips straight above them (no ankle roll), at the cost of balance."""
+    frames = np.arange(plan.frame_start, plan.frame_end + 1)
+    keys = [(plan.frame_start, (plan.start["l"][:2] + plan.start["r"][:2]) / 2)]
+    for s in plan.steps:
+        keys.append((s.land, (plan.placement("l", s.land)[:2] + plan.placement("r", s.land)[:2]) / 2))
+    keys.append((plan.frame_end, keys[-1][1]))
+    out = np.zeros((len(frames), 2))
+    out[:] = keys[0][1]
+    prev = keys[0]
+    for s, key in zip(plan.steps, keys[1:]):
+        sel = (frames >= s.lift) & (frames <= s.land)
+        t = ease((frames[sel] - s.lift) / max(s.land - s.lift, 1))[:, None]
+        out[sel] = prev[1] + t * (key[1] - prev[1])
+        out[frames > s.land] = key[1]
+        prev = key
+    return out
+
+
 def root_track(plan: FootPlan, heights: np.ndarray, yaw: float, com_offset: np.ndarray,
-               sway: float = 0.6) -> np.ndarray:
-    """(F, 7) root transforms: xy from the planned centre of mass less the offset ((2,) or (F, 2),
-    in the heading frame), z given."""
-    com = com_path(plan, sway)
+               sway: float | None = 0.6) -> np.ndarray:
+    """(F, 7) root transforms: xy from the planned centre of mass (or, sway None, the feet's
+    midpoint) less the offset ((2,) or (F, 2), in the heading frame), z given."""
+    com = com_path(plan, sway) if sway is not None else mid_path(plan)
     c, s = math.cos(yaw), math.sin(yaw)
     o = np.broadcast_to(np.asarray(com_offset, float)[..., :2], (len(com), 2))
     off = np.column_stack([c * o[:, 0] - s * o[:, 1], s * o[:, 0] + c * o[:, 1]])
@@ -69,7 +90,7 @@ def root_track(plan: FootPlan, heights: np.ndarray, yaw: float, com_offset: np.n
 
 
 def walk(scene: Scene, start: Pose, root: str, legs: dict[str, tuple[list[str], str]], plan: FootPlan,
-         heights: np.ndarray, com_offset: np.ndarray, step_height: float = 0.06, sway: float = 0.6,
+         heights: np.ndarray, com_offset: np.ndarray, step_height: float = 0.06, sway: float | None = 0.6,
          upper=None) -> tuple[list[Pose], float]:
     """One pose per frame of the plan; `upper(i, pose)` may pose the rest of the body first."""
     yaw = float(np.arctan2(*quat_to_matrix(np.asarray(start.roots[root][3:]))[[1, 0], 0]))
