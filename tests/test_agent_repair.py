@@ -147,3 +147,30 @@ def test_a_floating_body_the_plan_has_grasped_is_attached_to_its_carrier(tmp_pro
     assert change["to"][:2] == pytest.approx(list(grip[:2]), abs=1e-6)
     assert change["to"][2] + 0.01 == pytest.approx(grip[2] - 0.02, abs=1e-6)
     assert p.verified["after"]["Supported"] == "pass" and p.verified["before"]["Supported"] == "fail"
+
+
+def test_a_ball_joint_past_its_cone_is_scaled_back_along_its_own_axis(tmp_project):
+    import numpy as np
+
+    from studio.scene.io import save_scene
+    from studio.scene.ir import Scene
+    scene = Scene.from_dict({
+        "name": "ball",
+        "bodies": [{"name": "floor", "kind": "ground", "geometry": {"size": [2, 2, 0.1],
+                                                                     "offset": {"position": [0, 0, -0.05]}}},
+                   {"name": "post", "geometry": {"size": [0.1, 0.1, 0.5], "offset": {"position": [0, 0, 0.25]}}},
+                   {"name": "head", "kind": "link", "geometry": {"size": [0.1, 0.1, 0.1],
+                                                                  "offset": {"position": [0, 0, 0.1]}}}],
+        "joints": [{"name": "neck", "type": "ball", "parent": "post", "child": "head",
+                    "origin": {"position": [0, 0, 0.55]}, "upper": 0.5}],
+        "rest": {"floor": [0, 0, 0, 1, 0, 0, 0], "post": [0, 0, 0, 1, 0, 0, 0]}})
+    save_scene(tmp_project, scene)
+    pose = Pose.rest(scene)
+    pose.joints["neck"] = [0.0, 0.6, 0.8]                      # 1.0 rad, past the 0.5 cone
+    put_state(tmp_project, scene, State("nod", 1001, pose))
+    (p,), unsolved = propose_offline(tmp_project, "nod")
+    assert unsolved == [] and p.check_name == "JointLimits" and p.verified["ok"]
+    to = np.asarray(p.changes[0]["to"])
+    assert np.linalg.norm(to) == pytest.approx(0.5, abs=1e-5)
+    assert to / np.linalg.norm(to) == pytest.approx([0.0, 0.6, 0.8])
+    assert "1.0000 rad (ball)" in p.summary

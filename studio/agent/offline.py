@@ -186,6 +186,11 @@ def _chain(scene: Scene, body: str, skip: str, n: int = 4) -> list[str]:
     return out
 
 
+def _num(v) -> str:
+    """A joint value for a summary: a number, or a ball joint's rotation angle."""
+    return f"{float(np.linalg.norm(v)):.4f} rad (ball)" if isinstance(v, list) else f"{float(v):.4f}"
+
+
 def joint_candidates(scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
     from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik
     j = scene.joint(ev["joint"])
@@ -208,12 +213,11 @@ def joint_candidates(scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list
                 solved, err = solve_ik(scene, clamped, chain, [Goal(eff, target)])
                 changes = [clamp] + [{"kind": "joint", "name": n, "from": pose.joints[n], "to": solved.joints[n]}
                                      for n in chain if solved.joints[n] != pose.joints[n]]
-                out.append((f"clamp {j.name} to its {ev.get('bound')} limit {to:.4f} and re-solve "
+                out.append((f"clamp {j.name} to its {ev.get('bound')} limit {_num(to)} and re-solve "
                              f"{', '.join(chain)} to keep {eff} in place ({err * 1000:.1f} mm off)", changes))
             except IKError:
                 pass
-    out.append((f"clamp {j.name} from {float(np.linalg.norm(old)) if isinstance(old, list) else old:.4f} "
-                f"to its {ev.get('bound')} limit", [clamp]))
+    out.append((f"clamp {j.name} from {_num(old)} to its {ev.get('bound')} limit {_num(to)}", [clamp]))
     return out
 
 

@@ -61,6 +61,8 @@ class ToolBox:
         except (IRError, KeyError, ValueError) as e:   # the studio's own refusals, e.g. the gate's
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
             raise ToolRefused(f"{name}: {msg}") from None
+        except Exception as e:   # a tool that breaks must not take the agent's session down
+            raise ToolRefused(f"{name} failed: {type(e).__name__}: {e}") from None
 
     # ---- helpers --------------------------------------------------------
     def _run(self, name: str, args: dict, cmd: Command, result: dict) -> ToolOutcome:
