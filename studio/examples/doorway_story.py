@@ -14,6 +14,7 @@ are solid and must not cut into the panel.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -317,10 +318,22 @@ def _arms_from(pose: Pose, tracks: Tracks, i: int) -> None:
             pose.joints[j] = float(tracks.joints[j][i])
 
 
+INWARD = 0.18            # shoulder roll towards the body that the in-betweens may use (the states need 0.16)
+
+
+def _arm_room(scene: Scene) -> Scene:
+    """The scene with the shoulders' inward roll limited, so an in-between keeps the upper arms off the torso."""
+    room = copy.deepcopy(scene)
+    room.joint("shoulder_roll_l").lower = max(room.joint("shoulder_roll_l").lower, -INWARD)
+    room.joint("shoulder_roll_r").upper = min(room.joint("shoulder_roll_r").upper, INWARD)
+    return room
+
+
 def _grippers_to(scene: Scene, pose: Pose, panel: list[float]) -> Pose:
     """From arms in-betweened between two good states, move only as far as the grippers need."""
+    room = _arm_room(scene)
     for side, (grip, _) in hand_targets(scene, panel).items():
-        pose, _ = solve_ik(scene, pose, ARMS[side], [Goal(f"gripper_{side}", grip)], 25)
+        pose, _ = solve_ik(room, pose, ARMS[side], [Goal(f"gripper_{side}", grip)], 25)
     return pose
 
 
