@@ -43,7 +43,7 @@ class Session:
         self.failures_at: dict[int, list[Failure]] = {}
         self._film_world: dict[str, np.ndarray] | None = None
         self._state_world: dict[str, tuple[str, dict[str, np.ndarray]]] = {}
-        self._scene_sig = self._film_sig = None
+        self._scene_sig = self._film_sig = self._board_sig = None
         self._data_version = self._read_data_version()
         self.committed = Event()        # a write happened somewhere; call refresh() on your thread
         self.changed = Event()          # after refresh: anything may have changed
@@ -89,17 +89,29 @@ class Session:
                 self.film, self.film_error = load_film_tracks(self.project), ""
             except ValueError as e:
                 self.film, self.film_error = None, str(e)
-        self.states = list_states(self.project)
-        self.cards = board_cards(self.project, self.scene, self.states) if self.scene.bodies else []
-        self.failures = current_failures(self.project, self.scene, self.states)
-        self.failures_at = by_frame(self.failures)
-        self.progress = progress(self.project)
+        bsig = (self._scene_sig, fsig, self._board_signature())
+        if bsig != self._board_sig:    # a job's progress alone does not recompute the board
+            self._board_sig = bsig
+            self.states = list_states(self.project)
+            self.cards = board_cards(self.project, self.scene, self.states) if self.scene.bodies else []
+            self.failures = current_failures(self.project, self.scene, self.states)
+            self.failures_at = by_frame(self.failures)
+            self.progress = progress(self.project)
         if scene_moved:
             self._state_world.clear()
             self.scene_changed.emit()
         if film_moved:
             self.film_changed.emit()
         self.changed.emit()
+
+    def _board_signature(self) -> tuple:
+        """Cheap marks of everything the cards, pins and progress read (not job progress)."""
+        q = self.project.db.execute
+        return (q("SELECT count(*), max(updated), group_concat(id || '@' || frame) FROM states").fetchone(),
+                q("SELECT count(*), max(id) FROM reviews").fetchone(),
+                q("SELECT count(*), max(id), max(at) FROM reports").fetchone(),
+                q("SELECT max(updated), count(*) FROM docs").fetchone(),
+                q("SELECT count(*) FROM jobs WHERE state = 'succeeded'").fetchone())
 
     # ---- time ------------------------------------------------------------
     def frame_range(self) -> tuple[int, int]:
