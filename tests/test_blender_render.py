@@ -106,6 +106,9 @@ def test_export_blend_reopens_with_the_scene_and_pose_at_every_storyboard_frame(
     assert got["joints"]["elbow"]["axis"] == [0.0, -1.0, 0.0]
     assert (got["joints"]["elbow"]["lower"], got["joints"]["elbow"]["upper"]) == (-0.5, 2.0)
     assert objs["side"]["lens_mm"] == pytest.approx(50.0)
+    # shots: state a is seen through main, state b (frame 1008) through side; the film cuts there
+    assert sorted((s["frame"], s["camera"]) for s in got["shots"]) == [(1001, "main"), (1008, "side")]
+    assert [got["frames"][str(f)]["camera"] for f in (1001, 1004, 1008)] == ["main", "main", "side"]
     world = tracks_world(scene, tracks)
     for f in frames_to_check:
         i = f - 1001

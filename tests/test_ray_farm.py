@@ -63,7 +63,7 @@ def farm():
     address = f"http://127.0.0.1:{dash}"
 
     def shutdown():
-        for sig, wait in ((signal.SIGTERM, 8.0), (signal.SIGKILL, 2.0)):
+        for sig, wait in ((signal.SIGTERM, 4.0), (signal.SIGKILL, 2.0)):
             try:
                 os.killpg(head.pid, sig)
             except ProcessLookupError:

@@ -37,7 +37,8 @@ def describe(frames: list[int]) -> dict:
            "fps": scene.render.fps / scene.render.fps_base,
            "resolution": [scene.render.resolution_x, scene.render.resolution_y],
            "camera": scene.camera.name if scene.camera else None,
-           "objects": {}, "joints": {}, "frames": {}}
+           "objects": {}, "joints": {}, "frames": {},
+           "shots": [{"frame": m.frame, "camera": m.camera.name} for m in scene.timeline_markers if m.camera]}
     for ob in scene.objects:
         out["objects"][ob.name] = {"type": ob.type, "parent": ob.parent.name if ob.parent else None}
         if "keypose_joint" in ob:
@@ -62,7 +63,8 @@ def describe(frames: list[int]) -> dict:
                 elif j["type"] == "ball":
                     values[j["keypose_joint"]] = list(ob.rotation_quaternion.to_axis_angle()[0]
                                                       * ob.rotation_quaternion.to_axis_angle()[1])
-        out["frames"][str(f)] = {"world": world, "joints": values}
+        out["frames"][str(f)] = {"world": world, "joints": values,
+                                 "camera": scene.camera.name if scene.camera else None}
     return out
 
 
