@@ -124,3 +124,21 @@ def test_the_model_comes_from_the_settings_file_and_the_key_from_the_named_varia
     assert request["body"]["model"] == "local-llm"
     assert {k.lower(): v for k, v in request["headers"].items()}["authorization"] == f"Bearer {KEY}"
     assert KEY not in settings.read_text()
+
+
+def test_repair_from_the_cli_asks_the_configured_model(arm, monkeypatch, capsys):
+    with Project.open(arm) as p:
+        from studio.scene.io import load_scene
+        scene = load_scene(p)
+        pose = Pose.rest(scene)
+        pose.joints["elbow"] = 2.9
+        put_state(p, scene, State("hold", 1001, pose, "", "broken"))
+    fix = {"content": json.dumps({"summary": "clamp the elbow",
+                                  "changes": [{"kind": "joint", "name": "elbow", "to": 2.4}]})}
+    with ChatServer([fix]) as chat:
+        monkeypatch.setenv("KEYPOSE_MODEL_BASE_URL", chat.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        assert main(["agent", "repair", str(arm), "--state", "hold"]) == 0
+    out = capsys.readouterr().out
+    assert "#1 [proposed] state:hold JointLimits (model, verified): clamp the elbow" in out
+    assert "joint elbow: 2.9000 -> 2.4000" in out and KEY not in out
