@@ -149,6 +149,8 @@ def cmd_repair(args) -> int:
                     _print_proposal(p)
                 for u in unsolved:
                     print(f"  state {sid}: {u}")
+                if not made and not unsolved:
+                    print(f"  state {sid}: no failure the repairers handle (NoPenetration, Supported, JointLimits)")
                 left += len(unsolved)
         except AgentError as e:
             raise CommandError(str(e), EXIT_FAILED) from None
