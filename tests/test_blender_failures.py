@@ -172,3 +172,34 @@ def test_a_studio_restart_marks_the_running_job_interrupted_and_resume_finishes_
     assert queue.get_job(tmp_project, job.id).state == "succeeded"
     with av.open(str(path / "renders" / "film.mp4")) as c:
         assert sum(1 for _ in c.decode(video=0)) == 10
+
+
+def test_studio_jobs_cancel_stops_a_render_running_in_another_studio(tmp_project):
+    film_project(tmp_project, n_frames=10, resolution=(160, 90))
+    path = tmp_project.path
+    cli = subprocess.Popen([str(ROOT / ".venv/bin/studio"), "render", str(path), "--film", "--engine", "cycles",
+                            "--samples", "24", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            jobs = queue.list_jobs(tmp_project)
+            if jobs and jobs[0].state == "running" and jobs[0].outputs:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the render never got going")
+        job = jobs[0]
+        out = subprocess.run([str(ROOT / ".venv/bin/studio"), "jobs", str(path), "cancel", str(job.id)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and f"job {job.id}: cancelled" in out.stdout
+        _, err = cli.communicate(timeout=60)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    assert cli.returncode == 1 and "cancelled" in err
+    job = queue.get_job(tmp_project, job.id)
+    assert job.state == "cancelled" and not queue.worker_alive(job.pid)
+    assert workers_for(queue.job_dir(tmp_project, job.id)) == []
+    assert not (path / "renders" / "film.mp4").exists()

@@ -180,3 +180,21 @@ def test_farm_log_lines_become_events():
             '"sha256": "ab"}\nsome chatter {not json\n{"stage": "done", "message": "ok"}\n')
     assert [e["stage"] for e in events_in(logs)] == ["frame", "done"]
     assert events_in(logs)[0]["frame"] == 1001
+
+
+def test_a_still_of_a_state_edited_while_rendering_is_not_recorded_on_it(tmp_project):
+    from studio.jobs.deliver import deliver
+    from studio.timeline.storyboard import get_state, put_state
+    scene, _ = film_project(tmp_project)
+    job = queue.submit(tmp_project, "still", lambda d: specs.still_spec(tmp_project, d, None, ["main"]))
+    folder = queue.job_dir(tmp_project, job.id)
+    (folder / "out" / "stills").mkdir(parents=True)
+    for rel in job.spec["expected"]:
+        (folder / rel).write_bytes(rel.encode())          # stand-ins for the rendered PNGs
+    moved = get_state(tmp_project, "b")
+    moved.pose.joints["elbow"] = 0.3                      # the person edits b meanwhile
+    put_state(tmp_project, scene, moved)
+    deliver(tmp_project, folder, job.spec)
+    assert get_state(tmp_project, "a").still == tmp_project.put_asset(b"out/stills/a_main.png", "png")
+    assert get_state(tmp_project, "b").still == ""
+    assert (tmp_project.path / "renders/stills/b_main.png").read_bytes() == b"out/stills/b_main.png"

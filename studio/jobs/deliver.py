@@ -58,6 +58,11 @@ def check_destination(path: Path) -> None:
         raise DeliveryError(f"{path}: is a folder; give a file name")
 
 
+def current_hash(project: Project, state_id: str) -> str | None:
+    row = project.db.execute("SELECT content_hash FROM states WHERE id = ?", [state_id]).fetchone()
+    return row[0] if row else None
+
+
 def deliver(project: Project, job_folder: Path, spec: dict) -> dict[str, str]:
     """Copy each output to its destination; record stills on their states. Return {output: destination}."""
     done = {}
@@ -68,10 +73,11 @@ def deliver(project: Project, job_folder: Path, spec: dict) -> dict[str, str]:
     stills = spec.get("record_stills", {})
     if stills:
         scene = load_scene(project)
+        hashes = spec.get("state_hashes", {})
         for state_id, rel in stills.items():
             state = get_state(project, state_id)
-            if state is None:       # deleted while rendering: nothing to record on
-                continue
+            if state is None or current_hash(project, state_id) != hashes.get(state_id):
+                continue            # deleted or edited while rendering: this still shows an old pose
             state.still = project.put_asset((job_folder / rel).read_bytes(), "png")
             put_state(project, scene, state, actor="studio", action="render still")
     return done

@@ -25,7 +25,6 @@ from . import queue
 from .contract import MARKER, check_done
 from .deliver import DeliveryError, deliver
 from .local import JobWatch, attempt_spec
-from .spec import write_spec
 from .worker_process import worker_command
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -110,7 +109,7 @@ def run_farm_job(project: Project, job_id: int, client: FarmClient, watch: JobWa
         raise queue.JobError(f"job {job_id} is {job.state}, not queued")
     folder = queue.job_dir(project, job_id)
     command = worker_command(settings)
-    spec_path = write_spec(folder, attempt_spec(job, folder))
+    spec_path = queue.write_spec(folder, attempt_spec(job, folder))
     for old in [folder / MARKER, *folder.glob("done-chunk-*.json")]:
         old.unlink(missing_ok=True)
     submission_id = f"keypose-{job_id}-{job.attempts + 1}-{uuid.uuid4().hex[:8]}"

@@ -10,6 +10,7 @@ connection) for the studio window.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,7 +23,6 @@ from studio.store.settings import load_settings
 from . import queue
 from .contract import MARKER, check_done, missing_frames, present_outputs
 from .deliver import DeliveryError, deliver
-from .spec import write_spec
 from .worker_process import BlenderMissing, WorkerRun, kill_process_group, worker_command
 
 
@@ -73,7 +73,7 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
         queue.finish(project, job_id, "failed", error=str(e))
         raise
     spec = attempt_spec(job, folder)
-    spec_path = write_spec(folder, spec)
+    spec_path = queue.write_spec(folder, spec)
     (folder / MARKER).unlink(missing_ok=True)
     reported = dict(job.outputs)
     expected = set(job.spec.get("expected", []))
@@ -140,7 +140,6 @@ def cancel_job(project: Project, job_id: int, watch: JobWatch | None = None) -> 
         return queue.get_job(project, job_id)
     queue.finish(project, job_id, "cancelled", error="cancelled by the user; resume renders what is missing")
     if job.state == "running" and job.runner.startswith("local") and queue.worker_alive(job.pid):
-        import signal
         queue.kill_group(job.pid, signal.SIGTERM)
         deadline = time.monotonic() + 5.0
         while queue.worker_alive(job.pid) and time.monotonic() < deadline:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from studio.store.project import Project, now
+from studio.store.project import Project, now, write_atomic
 
 KINDS = ("still", "preview", "film", "export_blend", "bake", "verify", "agent_step")
 STATES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
@@ -65,14 +66,14 @@ def submit(project: Project, kind: str, build_spec: Callable[[Path], dict], acto
         job_id = cur.lastrowid
     folder = job_dir(project, job_id)
     try:
-        folder.mkdir(parents=True, exist_ok=False)
+        if folder.exists():          # left by a job whose row is gone: its id is being reused
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
         spec = build_spec(folder)
-        from .spec import write_spec
         write_spec(folder, spec)
     except BaseException:
         with project.transaction():
             project.db.execute("DELETE FROM jobs WHERE id = ?", [job_id])
-        import shutil
         shutil.rmtree(folder, ignore_errors=True)
         raise
     with project.transaction():
@@ -80,6 +81,13 @@ def submit(project: Project, kind: str, build_spec: Callable[[Path], dict], acto
                            [json.dumps(spec, sort_keys=True), now(), job_id])
         project.audit(actor, "submit job", f"job:{job_id}", {"kind": kind})
     return get_job(project, job_id)
+
+
+def write_spec(folder: Path, spec: dict, name: str = "spec.json") -> Path:
+    """The spec the worker reads, beside the files it names."""
+    path = Path(folder) / name
+    write_atomic(path, json.dumps(spec, indent=1, sort_keys=True).encode())
+    return path
 
 
 def get_job(project: Project, job_id: int) -> Job:

@@ -9,7 +9,6 @@ the studio delivers them after success (`deliver`); the worker ignores both.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,9 @@ from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project, write_atomic
 from studio.timeline.film import load_film_tracks
-from studio.timeline.storyboard import list_states
+from studio.timeline.storyboard import content_hash, list_states
+
+from .queue import write_spec  # noqa: F401  (re-exported: specs are written beside their files)
 
 SPEC_VERSION = 1
 ENGINES = ("BLENDER_WORKBENCH", "CYCLES")
@@ -114,6 +115,7 @@ def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = No
     spec["expected"] = [f"out/stills/{s.id}_{c}.png" for s in states for c in cams]
     spec["deliver"] = {rel: f"renders/stills/{Path(rel).name}" for rel in spec["expected"]}
     spec["record_stills"] = {s.id: f"out/stills/{s.id}_{_still_camera(s, cams)}.png" for s in states}
+    spec["state_hashes"] = {s.id: content_hash(scene, s.pose) for s in states}
     return spec
 
 
@@ -172,9 +174,3 @@ def verify_spec(blend_path: Path, frames: list[int]) -> dict:
     """Reopen a .blend in a fresh worker and describe it at `frames`."""
     return {"version": SPEC_VERSION, "kind": "verify", "blend_in": str(Path(blend_path).resolve()),
             "frames": [int(f) for f in frames], "expected": ["out/inspect.json"], "deliver": {}}
-
-
-def write_spec(job_dir: Path, spec: dict, name: str = "spec.json") -> Path:
-    path = job_dir / name
-    write_atomic(path, json.dumps(spec, indent=1, sort_keys=True).encode())
-    return path
