@@ -19,6 +19,7 @@ class QtSession(QObject):
         super().__init__(parent)
         self.session = session
         self._pending = False
+        self._detached = False
         # A commit may come from a worker thread: queue the refresh onto this (GUI) thread.
         self._committed.connect(self._refresh, Qt.ConnectionType.QueuedConnection)
         session.committed.connect(self._on_committed)
@@ -37,9 +38,11 @@ class QtSession(QObject):
 
     def _refresh(self) -> None:
         self._pending = False
-        self.session.refresh()
+        if not self._detached:          # a refresh queued just before the project closed
+            self.session.refresh()
 
     def detach(self) -> None:
+        self._detached = True
         self._timer.stop()
         self.session.committed.disconnect(self._on_committed)
         for ev, sig in ((self.session.changed, self.changed), (self.session.scene_changed, self.scene_changed),
