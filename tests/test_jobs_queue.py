@@ -198,3 +198,43 @@ def test_a_still_of_a_state_edited_while_rendering_is_not_recorded_on_it(tmp_pro
     assert get_state(tmp_project, "a").still == tmp_project.put_asset(b"out/stills/a_main.png", "png")
     assert get_state(tmp_project, "b").still == ""
     assert (tmp_project.path / "renders/stills/b_main.png").read_bytes() == b"out/stills/b_main.png"
+
+
+def test_farm_submit_waits_for_a_head_that_has_just_started():
+    """A loopback server answering like a fresh Ray head: 'no available agent' twice, then the job."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from studio.jobs.farm import FarmClient, FarmError
+    bodies = []
+
+    class Head(BaseHTTPRequestHandler):
+        def do_POST(self):
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            if len(bodies) <= 2:
+                self.send_response(500)
+                self.end_headers()
+                self.wfile.write(b"No available agent to submit job, please try again later.")
+            else:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(json.dumps({"submission_id": bodies[-1]["submission_id"]}).encode())
+
+        def log_message(self, *a):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Head)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = FarmClient(f"http://127.0.0.1:{server.server_address[1]}", timeout=5)
+    try:
+        assert client.submit("python -c 1", "keypose-7-1-abc", env={"A": "1"}) == "keypose-7-1-abc"
+        assert len(bodies) == 3 and {b["submission_id"] for b in bodies} == {"keypose-7-1-abc"}
+        assert bodies[0]["runtime_env"] == {"env_vars": {"A": "1"}}
+        bodies.clear()
+        with pytest.raises(FarmError, match="answered 500: No available agent"):
+            client.submit("python -c 1", "keypose-8-1-abc", wait=0)
+    finally:
+        client.close()
+        server.shutdown()
+        server.server_close()

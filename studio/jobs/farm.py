@@ -54,10 +54,23 @@ class FarmClient:
         return self._call("GET", "/api/version")
 
     def submit(self, entrypoint: str, submission_id: str, env: dict | None = None,
-               metadata: dict | None = None) -> str:
+               metadata: dict | None = None, wait: float = 90.0) -> str:
+        """Submit; a head that has just started answers "no available agent" for a while,
+        so that answer is retried for up to `wait` seconds (the submission id keeps it single)."""
         body = {"entrypoint": entrypoint, "submission_id": submission_id,
                 "runtime_env": {"env_vars": env or {}}, "metadata": metadata or {}}
-        return self._call("POST", "/api/jobs/", json=body).get("submission_id", submission_id)
+        deadline, pause = time.monotonic() + wait, 0.5
+        while True:
+            try:
+                return self._call("POST", "/api/jobs/", json=body).get("submission_id", submission_id)
+            except FarmError as e:
+                text = str(e)
+                if "already exists" in text:      # an earlier try got through
+                    return submission_id
+                if "try again" not in text or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
 
     def status(self, submission_id: str) -> dict:
         return self._call("GET", f"/api/jobs/{submission_id}")
