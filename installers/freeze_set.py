@@ -17,7 +17,14 @@ VTK_FACTORIES = [
     "vtkmodules.vtkRenderingContextOpenGL2",
     "vtkmodules.vtkRenderingVolumeOpenGL2",
     "vtkmodules.vtkRenderingGL2PSOpenGL2",
+    "vtkmodules.vtkRenderingMatplotlib",    # math text in labels, loaded with pyvista's text actors
+    "vtkmodules.vtkPythonContext2D",
 ]
+
+# Packages that load shared libraries by path (ctypes, dlopen) at import, which
+# PyInstaller's dependency scan cannot see: lib3mf (imported by build123d), glfw
+# (imported by mujoco), MuJoCo's plugin folder.
+BINARY_PACKAGES = ["lib3mf", "glfw", "mujoco"]
 
 # What pyvista 0.49 and pyvistaqt 0.13 load on first use (the keys of
 # pyvista._vtk's module tables), kept literal so a build without pyvista

@@ -30,6 +30,7 @@ def test_spec_hidden_imports_are_the_vtk_and_studio_lists():
     kw = {k.arg: ast.unparse(k.value) for k in spec_analysis_call().keywords}
     assert kw["hiddenimports"] == "vtk_modules() + studio_modules()"
     assert kw["excludes"] == "EXCLUDES"
+    assert kw["module_collection_mode"] == "{'studio': 'pyz+py'}"   # CAD part source hashes need the .py files
     spec = (INSTALLERS / "keypose-studio.spec").read_text()
     assert '"studio" / "blender"), "studio/blender")' in spec   # the worker ships as source
 
@@ -126,3 +127,13 @@ def test_control_template_fills_every_field_dpkg_needs():
     fields = dict(line.split(": ", 1) for line in text.splitlines() if line and not line.startswith(" "))
     assert {"Package", "Version", "Architecture", "Maintainer", "Description", "Depends", "Installed-Size"} <= set(fields)
     assert fields["Package"] == "keypose-studio" and fields["Architecture"] == "amd64"
+
+
+def test_libraries_loaded_by_path_are_collected():
+    from PyInstaller.utils.hooks import collect_dynamic_libs
+    spec = (INSTALLERS / "keypose-studio.spec").read_text()
+    assert "collect_dynamic_libs(package)" in spec and "BINARY_PACKAGES" in spec
+    found = {p: [Path(src).name for src, _ in collect_dynamic_libs(p)] for p in freeze_set.BINARY_PACKAGES}
+    assert "lib3mf.so" in found["lib3mf"]                 # build123d imports lib3mf, which dlopens it
+    assert "libglfw.so" in found["glfw"]                  # mujoco imports glfw
+    assert "libsensor.so" in found["mujoco"]              # MuJoCo loads its plugin folder at import
