@@ -7,4 +7,5 @@ module gives build_scene and create(path). `studio demo` and
 EXAMPLES = {
     "doorway": ("studio.examples.doorway", "studio.examples.doorway_story"),
     "marble_run": ("studio.examples.marble_run", "studio.examples.marble_run_story"),
+    "dog_paper": ("studio.examples.dog_paper", "studio.examples.dog_paper_story"),
 }

@@ -9,18 +9,21 @@ gate; the baked tracks pass through every state exactly.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from studio.scene.io import load_scene
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
-from studio.timeline.bake import bake_segment
+from studio.timeline.commands import BakeSegment, CommandStack, SetState
 from studio.timeline.film import segment_id
 from studio.timeline.plan import save_plan
 from studio.timeline.planar import Mechanism, Plane, simulate_planar
-from studio.timeline.storyboard import State, get_state, put_state
+from studio.timeline.storyboard import State, get_state
 
 from . import marble_run as scene_def
+from . import story_cli
 
 FRAME_START, FRAME_END = 1001, 1120
 STATES = [  # id, frame, description
@@ -83,9 +86,11 @@ def simulate(release: Pose) -> Tracks:
     return simulate_planar(sim, start, mech, Plane(), FRAME_START, FRAME_END - FRAME_START + 1)
 
 
-def author_states(project: Project) -> list[State]:
-    """Pose and store the key states: the released pose, then samples of its simulation."""
+def author_states(project: Project, stack: CommandStack | None = None) -> list[State]:
+    """Pose and store the key states: the released pose, then samples of its simulation
+    (through the command stack, so each is undoable)."""
     scene = load_scene(project)
+    stack = stack or CommandStack()
     release = Pose.rest(scene)
     track = simulate(release).roots["marble"]
     out = []
@@ -93,20 +98,36 @@ def author_states(project: Project) -> list[State]:
         pose = release.copy()
         pose.roots["marble"] = track[frame - FRAME_START].tolist()
         state = State(sid, frame, pose, "side", description)
-        put_state(project, scene, state, actor="example", action="pose key state")
+        stack.run(SetState(project, state, actor="example"))
         out.append(state)
     return out
 
 
-def author_motion(project: Project) -> list[Tracks]:
-    """Bake every segment between the approved states from one simulation (each through the gate)."""
+def author_motion(project: Project, stack: CommandStack | None = None,
+                  segments: list[str] | None = None) -> list[str]:
+    """Bake every segment between the approved states from one simulation (each through the
+    gate); returns the segments baked."""
     scene = load_scene(project)
+    stack = stack or CommandStack()
     release = get_state(project, STATES[0][0])
     if release is None:
         raise ValueError(f"{project.path}: no state {STATES[0][0]!r}; run author_states first")
     track = simulate(release.pose.completed(scene)).roots["marble"]
     baked = []
     for (a, fa, _), (b, fb, _) in zip(STATES, STATES[1:]):
+        seg = segment_id(a, b)
+        if segments is not None and seg not in segments:
+            continue
         piece = Tracks(fa, {"marble": np.array(track[fa - FRAME_START:fb - FRAME_START + 1])}, {})
-        baked.append(bake_segment(project, segment_id(a, b), piece, TOOL, actor="example", scene=scene))
+        stack.run(BakeSegment(project, seg, piece, TOOL, actor="example"))
+        baked.append(seg)
     return baked
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m studio.examples.marble_run_story storyboard|motion PATH`."""
+    return story_cli.main("marble_run", scene_def, sys.modules[__name__], argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

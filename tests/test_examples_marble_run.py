@@ -1,0 +1,93 @@
+"""The marble run example end to end: scene, plan, key states through their checks, the gate,
+motion from one planar simulation, and the film's required checks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from studio.checks.report import required_checks_pass
+from studio.checks.run import verify_film, verify_state
+from studio.examples import marble_run as scene_def
+from studio.examples import marble_run_story as story
+from studio.scene.ir import Scene
+from studio.scene.pose import Pose
+from studio.timeline.film import list_segments, load_film_tracks
+from studio.timeline.gate import GateError
+from studio.timeline.plan import validate_plan
+from studio.timeline.reviews import record_review
+from studio.timeline.storyboard import list_states
+
+
+@pytest.fixture(scope="module")
+def film(tmp_path_factory):
+    """The project after plan, states, state checks, approvals, motion and film checks."""
+    project = scene_def.create(tmp_path_factory.mktemp("marble") / "marble_run")
+    story.author_plan(project)
+    story.author_states(project)
+    state_reports = {s.id: verify_state(project, s.id) for s in list_states(project)}
+    with pytest.raises(GateError) as refused:            # nothing approved yet: the gate refuses
+        story.author_motion(project)
+    for s in list_states(project):
+        record_review(project, s.id, "approve", note="reads well", reviewer="ana")
+    baked = story.author_motion(project)
+    reports = verify_film(project)
+    yield {"project": project, "state_reports": state_reports, "refused": refused.value,
+           "baked": baked, "reports": {r.name: r for r in reports}, "report_list": reports}
+    project.close()
+
+
+def test_scene_round_trips_and_plan_validates():
+    scene = scene_def.build_scene()
+    again = Scene.from_json(scene.to_json())
+    assert again.to_dict() == scene.to_dict()
+    assert {"marble", "cup", "ramp_1", "ramp_2", "ramp_3"} <= set(scene.body_names)
+    assert all(scene.body(n).geometry.source == "cad" for n in scene.body_names)
+    validate_plan(story.plan(), scene)
+    assert [s["frame"] for s in story.plan()["states"]] == [1001, 1086, 1120]
+
+
+def test_simulation_repeats_exactly():
+    release = Pose.rest(scene_def.build_scene())
+    a, b = story.simulate(release), story.simulate(release)
+    np.testing.assert_array_equal(a.roots["marble"], b.roots["marble"])
+    assert a.frame_start == 1001 and a.frame_end == 1120
+
+
+def test_key_states_pass_their_checks(film):
+    assert set(film["state_reports"]) == {"released", "lower_ramp", "in_cup"}
+    for sid, reports in film["state_reports"].items():
+        assert required_checks_pass(reports), (sid, [(r.name, r.verdict, r.evidence[:2]) for r in reports])
+
+
+def test_gate_refused_motion_before_approval(film):
+    reasons = dict(film["refused"].reasons)
+    assert reasons["released"].startswith("unreviewed")
+    assert film["baked"] == ["released..lower_ramp", "lower_ramp..in_cup"]
+    assert [s["segment"] for s in list_segments(film["project"])] == film["baked"]
+
+
+def test_baked_film_hits_states_and_passes_required_checks(film):
+    project = film["project"]
+    tracks = load_film_tracks(project)
+    assert (tracks.frame_start, tracks.frame_end) == (1001, 1120)
+    for s in list_states(project):
+        np.testing.assert_array_equal(tracks.roots["marble"][s.frame - 1001], s.pose.roots["marble"])
+    assert required_checks_pass(film["report_list"]), \
+        [(r.name, r.verdict, r.evidence[:2]) for r in film["report_list"]]
+    assert film["reports"]["EventsSatisfied"].metrics["held"] == 4
+    assert film["reports"]["NoPenetration"].metrics["max_depth_m"] <= 0.001
+    assert film["reports"]["Supported"].metrics["floating_rate"] < 0.08    # only the drops between ramps
+
+
+def test_marble_ends_at_rest_in_the_cup(film):
+    tracks = load_film_tracks(film["project"])
+    m = tracks.roots["marble"][:, :3]
+    lo, hi = story.cup_region()
+    assert np.all(m[-1] >= lo) and np.all(m[-1] <= hi)
+    resting_z = scene_def.CUP_BASE + scene_def.MARBLE_RADIUS
+    assert m[-1, 2] == pytest.approx(resting_z, abs=1e-3)                  # on the cup's base
+    assert np.abs(np.diff(m[-10:], axis=0)).max() < 1e-4                    # still for the last frames
+    assert np.all(m[:, 1] == 0.0)                                            # stays in the run's plane
+    assert m[0, 2] - m[-1, 2] > 0.35                                         # came down from the top ramp
+    on_lower = m[1086 - 1001]
+    assert -0.25 < on_lower[0] < 0.25 and 0.12 < on_lower[2] < 0.16          # over the lowest ramp
