@@ -66,6 +66,13 @@ def test_approve_from_the_card_lands_in_the_database_and_undo_names_it(window, q
     window.undo_action.trigger()
     assert list_reviews(window.session.project, "s2") == []
     assert window.redo_action.text() == "Redo approve s2"
+    board.select_state("s3")                       # the keyboard: Ctrl+Shift+R rejects with the note
+    board.note.setText("arm hides the crate")
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)    # shortcuts act in the active window
+    qtbot.keyClick(board.note, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert [(r.verdict, r.note) for r in list_reviews(window.session.project, "s3")] == \
+        [("reject", "arm hides the crate")]
 
 
 def test_editing_an_approved_pose_turns_its_card_stale(window, qtbot):

@@ -5,7 +5,7 @@ or dragging elsewhere scrubs. Pins are drawn grouped per pixel column, so a
 film with a pin on each of 1,440 frames paints in one pass."""
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QLine, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
@@ -71,12 +71,15 @@ class PinBar(QWidget):
         for s in self.session.states:           # key states: ticks below the bar
             x = int(self.x_of(s.frame))
             p.drawLine(x, mid + 4, x, h - 4)
-        for x, f in self.columns().items():     # pins: a stem and a head above the bar
-            c = PIN_COLORS.get(f.kind, PIN_COLORS["other"])
+        groups: dict[tuple[str, bool], list[int]] = {}
+        for x, f in self.columns().items():     # pins: a stem and a head above the bar, batched per kind
+            groups.setdefault((f.kind, f.required), []).append(x)
+        for (kind, required), xs in groups.items():
+            c = PIN_COLORS.get(kind, PIN_COLORS["other"])
             p.setPen(QPen(c, 1))
-            p.drawLine(x, 8, x, mid - 3)
-            p.setBrush(c if f.required else Qt.BrushStyle.NoBrush)
-            p.drawEllipse(x - 3, 2, 6, 6)
+            p.drawLines([QLine(x, 8, x, mid - 3) for x in xs])
+            p.setBrush(c if required else Qt.BrushStyle.NoBrush)
+            p.drawRects([QRect(x - 2, 2, 5, 5) for x in xs])
         x = int(self.x_of(self.playhead.frame))  # the playhead
         p.setPen(QPen(QColor("#f0c808"), 2))
         p.drawLine(x, 0, x, h)
