@@ -105,3 +105,20 @@ def test_failures_become_pins_at_their_frames(tmp_project):
     assert pen.required and pen.point == (0.5, 0.5, 0.2)
     assert pins[1011][0].bodies == ("arm",) and pins[1011][0].kind == "joint"
     assert pins[1020][0].kind == "floating" and not pins[1020][0].required
+
+
+def test_cards_show_each_segment_baked_and_passing(tmp_project):
+    from studio.scene.pose import Tracks
+    from studio.timeline.film import save_segment
+    add_boxes(tmp_project, states=3)
+    s = Session(tmp_project)
+    s.committed.connect(s.refresh)
+    assert [c.segment_status for c in s.cards] == ["not baked", "not baked", ""]
+    poses = [s.states[0].pose.completed(s.scene)] * 25
+    save_segment(tmp_project, "s1..s2", Tracks.from_poses(1001, poses), tool="hold", bounds_hash="x")
+    assert [(c.segment, c.segment_status) for c in s.cards[:2]] == [("s1..s2", "baked"), ("s2..s3", "not baked")]
+    save_reports(tmp_project, "segment:s1..s2", [Report(n, "pass") for n in
+                 ("AnimationWellFormed", "JointLimits", "NoPenetration", "EventsSatisfied")], checked_hash="x")
+    assert s.cards[0].segment_status == "passing"
+    save_reports(tmp_project, "segment:s1..s2", [Report("NoPenetration", "fail")], checked_hash="x")
+    assert s.cards[0].segment_status == "failing"
