@@ -85,7 +85,9 @@ def cmd_review(args) -> int:
         stack = CommandStack()
         cmd = stack.run(ReviewState(project, state.id, args.verdict, args.note, args.reviewer))
         review = [r for r in project.db.query("SELECT * FROM reviews WHERE id = ?", [cmd.review_id])][0]
-        visible = ", ".join(json.loads(review["visible"])) or "nothing"
+        seen = json.loads(review["visible"])
+        visible = ", ".join(seen) if len(seen) <= 8 else f"{len(seen)} bodies ({', '.join(seen[:8])}, ...)"
+        visible = visible or "nothing"
         print(f"{'approved' if args.verdict == 'approve' else 'rejected'} {state.id} "
               f"(content {review['content_hash']}, reviewer {args.reviewer}); visible: {visible}")
     return 0

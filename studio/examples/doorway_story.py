@@ -321,11 +321,17 @@ def _arms_from(pose: Pose, tracks: Tracks, i: int) -> None:
 INWARD = 0.18            # shoulder roll towards the body that the in-betweens may use (the states need 0.16)
 
 
+_ROOM: dict[int, Scene] = {}
+
+
 def _arm_room(scene: Scene) -> Scene:
     """The scene with the shoulders' inward roll limited, so an in-between keeps the upper arms off the torso."""
-    room = copy.deepcopy(scene)
+    if id(scene) in _ROOM:
+        return _ROOM[id(scene)]
+    room = _ROOM[id(scene)] = copy.deepcopy(scene)
     room.joint("shoulder_roll_l").lower = max(room.joint("shoulder_roll_l").lower, -INWARD)
     room.joint("shoulder_roll_r").upper = min(room.joint("shoulder_roll_r").upper, INWARD)
+    _ROOM[id(scene)] = room
     return room
 
 
@@ -383,3 +389,36 @@ def author_motion(project: Project, stack: CommandStack | None = None, segments:
         stack.run(BakeSegment(project, seg, tracks, tool, actor="example"))
         done.append(seg)
     return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m studio.examples.doorway_story storyboard PATH` builds the project, plan and
+    states for review (`studio board approve PATH STATE`); `... motion PATH` bakes the approved film."""
+    import argparse
+    from pathlib import Path
+
+    from studio.examples.doorway import create
+    from studio.timeline.gate import GateError
+
+    parser = argparse.ArgumentParser(prog="doorway_story")
+    parser.add_argument("step", choices=("storyboard", "motion"))
+    parser.add_argument("path", type=Path)
+    args = parser.parse_args(argv)
+    if args.step == "storyboard":
+        with create(args.path) as project:
+            author_plan(project)
+            for sid in author_states(project):
+                print(f"state {sid:<10} frame {F[sid]}: review it with  studio board approve {args.path} {sid}")
+        return 0
+    with Project.open(args.path) as project:
+        try:
+            for seg in author_motion(project):
+                print(f"baked {seg}")
+        except GateError as e:
+            print(f"doorway_story: {e}")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from studio.scene.ir import Scene
-from studio.scene.kinematics import forward, pose_world
+from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
 from studio.scene.transforms import from_7, matrix_to_quat, quat_conj, quat_mul, quat_to_rotvec
 
@@ -86,6 +86,64 @@ def _sub_scene(scene: Scene, bodies: set[str]) -> Scene:
                  joints=[j for j in scene.joints if j.child in bodies])
 
 
+def _rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """(B,3,3) rotations about a unit axis (Rodrigues), batched over angles."""
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    s, c = np.sin(angle)[:, None, None], np.cos(angle)[:, None, None]
+    return np.eye(3) + s * k + (1 - c) * (k @ k)
+
+
+def _motion(joint, q: np.ndarray) -> np.ndarray:
+    """(B,4,4) local motion of a joint for values q ((B,) or (B,3))."""
+    out = np.tile(np.eye(4), (len(q), 1, 1))
+    axis = np.asarray(joint.axis, float)
+    if joint.type == "revolute":
+        out[:, :3, :3] = _rotation(axis, q)
+    elif joint.type == "prismatic":
+        out[:, :3, 3] = q[:, None] * axis
+    elif joint.type == "ball":
+        angle = np.linalg.norm(q, axis=1)
+        safe = np.where(angle > 1e-12, angle, 1.0)
+        for i in range(len(q)):           # ball joints are rare in IK chains; keep it simple
+            a = q[i] / safe[i] if angle[i] > 1e-12 else np.array([0.0, 0.0, 1.0])
+            out[i, :3, :3] = _rotation(a, angle[i:i + 1])[0]
+    return out
+
+
+def _chain(sub: Scene, pose: Pose, moving: dict[str, tuple[int, int]]) -> list:
+    """Per body in tree order: (name, parent, constant part, joint, slice of q) for a fast batched FK."""
+    from studio.scene.kinematics import tree_order
+    by_child = {j.child: j for j in sub.joints}
+    steps = []
+    for body in tree_order(sub):
+        j = by_child.get(body)
+        if j is None:
+            steps.append((body, None, from_7(np.asarray(pose.roots.get(body, [0, 0, 0, 1, 0, 0, 0]), float)), None, None))
+            continue
+        origin = from_7(np.asarray(j.origin.as_list()))
+        if j.name in moving:
+            steps.append((body, j.parent, origin, j, moving[j.name]))
+        else:
+            v = pose.joints.get(j.name, 0.0)
+            q = np.asarray(v, float).reshape(1, -1) if isinstance(v, list) else np.array([float(v)])
+            steps.append((body, j.parent, origin @ _motion(j, q)[0], None, None))
+    return steps
+
+
+def _chain_world(chain: list, qs: np.ndarray) -> dict[str, np.ndarray]:
+    world: dict[str, np.ndarray] = {}
+    for body, parent, const, joint, sl in chain:
+        if parent is None:
+            world[body] = np.broadcast_to(const, (len(qs), 4, 4))
+        elif joint is None:
+            world[body] = world[parent] @ const
+        else:
+            k, d = sl
+            q = qs[:, k:k + d] if joint.type == "ball" else qs[:, k]
+            world[body] = world[parent] @ const @ _motion(joint, q)
+    return world
+
+
 def frame_pose(scene: Scene, pose: Pose, name: str) -> np.ndarray:
     """World matrix of a named frame (or body) in a pose."""
     body, local = _frame_local(scene, name)
@@ -115,21 +173,13 @@ def solve_ik(scene: Scene, pose: Pose, joints: list[str], goals: list[Goal], ite
     hi = np.concatenate([[j.upper] * d if j.type != "ball" else [j.upper] * 3 for j, d in zip(js, sizes)])
     q = np.concatenate([np.atleast_1d(np.asarray(pose.joints[j.name], float)) for j in js])
     q = np.clip(q, lo, hi)
-    fixed_j = {k: np.asarray(v, float).reshape(1, -1) if isinstance(v, list) else np.array([v], float)
-               for k, v in pose.joints.items() if k not in joints}
-    roots = {k: np.asarray(v, float)[None] for k, v in pose.roots.items() if k in bodies}
+    moving = {j.name: (k, d) for j, d, k in zip(js, sizes, np.cumsum([0] + sizes[:-1]))}
+    chain = _chain(sub, pose, moving)
     n = len(q)
     eps = 1e-6
 
     def evaluate(qs: np.ndarray) -> list[np.ndarray]:
-        jv = dict(fixed_j)
-        k = 0
-        for j, d in zip(js, sizes):
-            jv[j.name] = qs[:, k:k + d] if j.type == "ball" else qs[:, k]
-            k += d
-        jv = {name: (np.broadcast_to(v, (len(qs),) + v.shape[1:]) if v.shape[0] == 1 else v)
-              for name, v in jv.items()}
-        w = forward(sub, roots, jv, len(qs))
+        w = _chain_world(chain, qs)
         return [w[b] @ loc for b, loc in locals_]
 
     def residual(mats: list[np.ndarray]) -> np.ndarray:
