@@ -176,18 +176,22 @@ def timeline(path: Path, states: int = 200, frames: int = 1440) -> None:
     w = MainWindow(session)
     w.resize(1400, 900)
     w.show()
+    deadline = time.time() + 30
+    while not (w.windowHandle() and w.windowHandle().isExposed()) and time.time() < deadline:
+        app.processEvents()
     app.processEvents()
     bar, board = w.scrubber.bar, w.storyboard.view
+    assert len(w.session.failures_at) == frames and board.model().rowCount() == states
     n = 30
     t0 = time.perf_counter()
     for _ in range(n):
-        bar.repaint()
+        bar.grab()                                # paints the bar with all its pins
     t_bar = (time.perf_counter() - t0) / n
     sb = board.horizontalScrollBar()
     t0 = time.perf_counter()
     for i in range(n):
         sb.setValue(int(sb.maximum() * i / n))
-        board.viewport().repaint()
+        board.viewport().grab()                   # paints the visible cards
     t_board = (time.perf_counter() - t0) / n
     t0 = time.perf_counter()
     for i in range(n):
