@@ -147,10 +147,18 @@ def video_spec(project: Project, job_dir: Path, kind: str = "preview", camera: s
                 shots=[] if camera else shots_of(scene, list_states(project)),
                 resolution=resolution_of(scene, camera, resolution), samples=int(samples),
                 video=video, quality="HIGH" if kind == "film" else "MEDIUM",
-                antialias="OFF" if kind == "preview" else "8")   # previews trade edges for frame rate
+                antialias=_antialias(kind, engine))
     spec["expected"] = [frame_file(f) for f in frames] + [video]
     spec["deliver"] = {video: deliver_to or f"renders/{kind}.mp4"}
     return spec
+
+
+def _antialias(kind: str, engine: str) -> str:
+    """Previews trade edges for frame rate; a Workbench film takes FXAA, since on a
+    software GL each of 8 samples costs a whole render of the frame."""
+    if kind == "preview":
+        return "OFF"
+    return "FXAA" if engine == "BLENDER_WORKBENCH" else "8"
 
 
 def blend_spec(project: Project, job_dir: Path, deliver_to: str, camera: str | None = None,
