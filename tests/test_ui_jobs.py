@@ -52,3 +52,15 @@ def test_cancel_a_running_job_then_resume_it_to_the_end(qtbot, tmp_project):
     assert w.storyboard.model.still(w.session.cards[0]) is not None
     qtbot.waitUntil(lambda: jobs.outputs.count() == 3, timeout=5000)
     assert jobs.outputs.currentData().endswith(".png") and os.path.exists(jobs.outputs.currentData())
+
+
+def test_a_preview_without_baked_motion_is_refused_with_the_reason(qtbot, tmp_project):
+    add_boxes(tmp_project, states=2)
+    w = MainWindow(Session.open(tmp_project.path))
+    qtbot.addWidget(w)
+    jobs = w.panels["Jobs"]
+    with qtbot.waitSignal(jobs.message) as said:
+        qtbot.mouseClick(jobs.preview_button, Qt.MouseButton.LeftButton)
+    assert "no baked tracks yet" in said.args[0]
+    assert queue.list_jobs(tmp_project) == [] and jobs.table.rowCount() == 0
+    assert not any((tmp_project.path / "jobs").iterdir())          # nothing left behind

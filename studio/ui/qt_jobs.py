@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QProgress
 
 from studio.jobs import queue
 from studio.jobs.local import LocalRunner
-from studio.jobs.spec import still_spec
+from studio.jobs.spec import still_spec, video_spec
 from studio.store.project import Project
 
 from .qt_session import QtSession
@@ -67,15 +67,17 @@ class QtJobs(QWidget):
         self.log.setReadOnly(True)
         self.outputs = QComboBox()
         self.stills_button = QPushButton("Render stills")
+        self.preview_button = QPushButton("Render preview")
         self.cancel_button = QPushButton("Cancel")
         self.resume_button = QPushButton("Resume / Retry")
         self.open_button = QPushButton("Open output")
         self.stills_button.clicked.connect(self.render_stills)
+        self.preview_button.clicked.connect(self.render_preview)
         self.cancel_button.clicked.connect(self.cancel_selected)
         self.resume_button.clicked.connect(self.resume_selected)
         self.open_button.clicked.connect(self.open_output)
         bar = QHBoxLayout()
-        for w in (self.stills_button, self.cancel_button, self.resume_button, self.outputs, self.open_button):
+        for w in (self.stills_button, self.preview_button, self.cancel_button, self.resume_button, self.outputs, self.open_button):
             bar.addWidget(w)
         bar.addStretch(1)
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -164,14 +166,23 @@ class QtJobs(QWidget):
         self.message.emit(f"job {job_id} started")
 
     def render_stills(self) -> None:
+        """Every state through every camera; the stills land on the storyboard cards."""
+        self.submit("still", lambda d: still_spec(self.session.project, d))
+
+    def render_preview(self) -> None:
+        """The baked film through the shots' cameras with Workbench, as an MP4 in renders/."""
+        self.submit("preview", lambda d: video_spec(self.session.project, d, "preview"))
+
+    def submit(self, kind: str, build) -> int | None:
         try:
-            job = queue.submit(self.session.project, "still", lambda d: still_spec(self.session.project, d))
-        except Exception as e:     # e.g. no camera, no states: say why
+            job = queue.submit(self.session.project, kind, build)
+        except Exception as e:     # e.g. no camera, no states, nothing baked: say why, queue nothing
             self.message.emit(str(e))
-            return
+            return None
         self.start(job.id)
         self.reload()
         self.select_job(job.id)
+        return job.id
 
     def cancel_selected(self) -> None:
         job_id = self.selected_id()
