@@ -25,7 +25,7 @@ from studio.scene.transforms import invert
 
 from .shape import Shape
 
-EXACT_PER_QUERY = 8
+EXACT_PER_QUERY = 4
 
 
 def tau(la: float, lb: float) -> float:
@@ -123,55 +123,87 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: float, margin: flo
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gap (Q,), axis (Q,3) and point (Q,3), both in B's frame, for relative poses rel (Q,4,4)."""
     Q = len(rel)
-    inv = invert(rel)
-    ga = _one_way(sa, sb, rel, margin)       # A's samples in B
-    gb = _one_way(sb, sa, inv, margin)       # B's samples in A
     gap = np.full(Q, np.inf)
     axis = np.zeros((Q, 3))
     axis[:, 2] = 1.0
     point = np.zeros((Q, 3))
-    for side, (qq, p, est, err) in enumerate((ga, gb)):
+    sides = ((sa, sb, rel), (sb, sa, invert(rel)))
+    for side, (s_from, s_into, r) in enumerate(sides):
+        qq, p, est, err = _one_way(s_from, s_into, r, margin)
         if len(qq) == 0:
             continue
-        smin, at = _segment_argmin(qq, est, Q)
-        better = smin < gap
-        if not np.any(better):
-            continue
-        qs = np.nonzero(better)[0]
-        gap[qs] = smin[qs]
-        idx = at[qs]
-        target = sb if side == 0 else sa
-        grad = _gradient(target, p[idx])
-        if side == 0:
-            axis[qs], point[qs] = grad, p[idx]
-        else:   # B's sample inside A: push A away from it; express in B's frame
-            axis[qs] = -np.einsum("qij,qj->qi", rel[qs, :3, :3], grad)
-            point[qs] = np.einsum("qij,qj->qi", rel[qs, :3, :3], p[idx]) + rel[qs, :3, 3]
-    _exact(sa, sb, rel, tau_ab, ga, gb, gap, axis, point)
+        unsure = est - err <= -tau_ab          # could be deeper than tau: measured exactly below
+        _take_min(gap, axis, point, rel, side, s_into, qq[~unsure], p[~unsure], est[~unsure])
+        if np.any(unsure):
+            qc, pc = _deepest(qq[unsure], p[unsure], (est - err)[unsure])
+            d, closest = s_into.exact_signed(pc)
+            _take_min(gap, axis, point, rel, side, s_into, qc, pc, d, closest)
     return gap, axis, point
 
 
+def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> None:
+    """Lower each query's gap to the smallest of d (grouped by qq, ascending) with its axis and point."""
+    if len(qq) == 0:
+        return
+    order = np.argsort(qq, kind="stable")
+    qq, p, d = qq[order], p[order], d[order]
+    closest = closest[order] if closest is not None else None
+    smin, at = _segment_argmin(qq, d, len(gap))
+    qs = np.nonzero(smin < gap)[0]
+    if len(qs) == 0:
+        return
+    idx = at[qs]
+    gap[qs] = smin[qs]
+    if closest is not None:
+        direction = closest[idx] - p[idx]
+        n = np.linalg.norm(direction, axis=1, keepdims=True)
+        flat = n[:, 0] < 1e-12
+        direction = np.where(flat[:, None], _gradient(target, p[idx]), direction / np.maximum(n, 1e-12))
+        direction = np.where((smin[qs] > 0)[:, None], -direction, direction)   # outside: away from the surface
+    else:
+        direction = _gradient(target, p[idx])
+    if side == 0:                 # A's sample inside B: push A out along B's outward direction
+        axis[qs], point[qs] = direction, p[idx]
+    else:                         # B's sample inside A: push A the other way; express in B's frame
+        axis[qs] = -np.einsum("qij,qj->qi", rel[qs, :3, :3], direction)
+        point[qs] = np.einsum("qij,qj->qi", rel[qs, :3, :3], p[idx]) + rel[qs, :3, 3]
+
+
+def _deepest(qq: np.ndarray, p: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the EXACT_PER_QUERY samples with the lowest bound."""
+    o = np.lexsort((bound, qq))
+    qq, p = qq[o], p[o]
+    starts = np.nonzero(np.r_[True, qq[1:] != qq[:-1]])[0]
+    rank = np.arange(len(qq)) - np.repeat(starts, np.diff(np.r_[starts, len(qq)]))
+    sel = rank < EXACT_PER_QUERY
+    return qq[sel], p[sel]
+
+
 def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: float):
-    """A's samples that may lie within `margin` of B: (query index, point in B, estimate, error)."""
+    """A's samples that may lie within `margin` of B: (query index, point in B, estimate, error).
+    Parent spheres, then leaf spheres, then the leaves' samples; a sphere is opened only when
+    its estimate minus its error and radius comes within the margin."""
     rot, t = rel[:, :3, :3], rel[:, :3, 3]
-    reps = np.einsum("qij,cj->qci", rot, sa.reps) + t[:, None]
-    s = sb.signed(reps) - sb.error_at(reps)
-    keep = s - sa.radii[None] <= margin
-    q_idx, c_idx = np.nonzero(keep)
-    counts = sa.starts[c_idx + 1] - sa.starts[c_idx]
-    total = int(counts.sum())
-    if total == 0:
+    rt = np.swapaxes(rot, 1, 2)
+    s, e = sb.lookup(np.einsum("qij,cj->qci", rot, sa.parent_reps) + t[:, None])
+    q1, c1 = np.nonzero(s - e - sa.parent_radii[None] <= margin)
+    if len(q1):
+        kids = sa.children[c1]                                           # (K, GROUP)
+        s, e = sb.lookup(np.matmul(sa.reps[kids], rt[q1]) + t[q1][:, None, :])
+        k, g = np.nonzero(s - e - sa.radii[kids] <= margin)
+        q2, c2 = q1[k], kids[k, g]
+        if len(q2) and kids.shape[1] > 1:                              # short parents repeat a leaf
+            fresh = np.r_[True, (q2[1:] != q2[:-1]) | (c2[1:] != c2[:-1])]
+            q2, c2 = q2[fresh], c2[fresh]
+    else:
+        q2 = c2 = np.zeros(0, np.int64)
+    if len(q2) == 0:
         z = np.zeros(0)
         return z.astype(np.int64), np.zeros((0, 3)), z, z
-    qq = np.repeat(q_idx, counts)
-    offs = np.repeat(sa.starts[c_idx] - np.cumsum(counts) + counts, counts) + np.arange(total)
-    pts = sa.points[offs]
-    p = np.empty_like(pts)
-    step = 400_000
-    for i in range(0, total, step):
-        j = slice(i, i + step)
-        p[j] = np.einsum("nij,nj->ni", rot[qq[j]], pts[j]) + t[qq[j]]
-    return qq, p, sb.signed(p), sb.error_at(p)
+    p = (np.matmul(sa.cpoints[c2], rt[q2]) + t[q2][:, None, :]).reshape(-1, 3)
+    qq = np.repeat(q2, sa.cpoints.shape[1])
+    est, err = sb.lookup(p)
+    return qq, p, est, err
 
 
 def _segment_argmin(qq: np.ndarray, v: np.ndarray, Q: int) -> tuple[np.ndarray, np.ndarray]:
@@ -196,39 +228,3 @@ def _gradient(shape: Shape, p: np.ndarray) -> np.ndarray:
     g = np.stack([shape.signed(p + h * e) - shape.signed(p - h * e) for e in np.eye(3)], axis=-1)
     n = np.linalg.norm(g, axis=-1, keepdims=True)
     return np.where(n > 1e-12, g / np.maximum(n, 1e-12), np.array([0.0, 0.0, 1.0]))
-
-
-def _exact(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: float, ga, gb, gap, axis, point) -> None:
-    """Measure exactly the samples that could be deeper than tau (the grid is not sure of them)."""
-    best = np.full(len(rel), -np.inf)     # exact depth found so far per query
-    for side, (qq, p, est, err) in enumerate((ga, gb)):
-        cand = est - err <= -tau_ab
-        if not np.any(cand):
-            continue
-        qc, pc, ec = qq[cand], p[cand], est[cand] - err[cand]
-        o = np.lexsort((ec, qc))
-        qc, pc = qc[o], pc[o]
-        starts = np.nonzero(np.r_[True, qc[1:] != qc[:-1]])[0]
-        rank = np.arange(len(qc)) - np.repeat(starts, np.diff(np.r_[starts, len(qc)]))
-        sel = rank < EXACT_PER_QUERY
-        qc, pc = qc[sel], pc[sel]
-        target = sb if side == 0 else sa
-        d, closest = target.exact_signed(pc)
-        depth = -d
-        for i in np.argsort(-depth):
-            q = qc[i]
-            if depth[i] <= best[q]:
-                continue
-            best[q] = depth[i]
-            direction = closest[i] - pc[i]
-            n = np.linalg.norm(direction)
-            direction = direction / n if n > 1e-12 else _gradient(target, pc[i:i + 1])[0]
-            if depth[i] < 0:
-                direction = -direction
-            if side == 0:
-                axis[q], point[q] = direction, pc[i]
-            else:
-                axis[q] = -rel[q, :3, :3] @ direction
-                point[q] = rel[q, :3, :3] @ pc[i] + rel[q, :3, 3]
-    done = best > -np.inf
-    gap[done] = -best[done]

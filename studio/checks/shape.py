@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-VERSION = 3
+VERSION = 8
 GRID_POINTS = 25            # samples per axis of the signed-distance grid
-CLUSTER_SIZE = 48           # surface samples per cluster
+CLUSTER_SIZE = 8            # surface samples per leaf cluster
+GROUP = 6                   # leaf clusters per parent cluster
 _MEMORY: dict[str, "Shape"] = {}
 
 
@@ -55,28 +56,64 @@ class Shape:
     grid: np.ndarray            # (nx,ny,nz) signed distance, negative inside
     grid_err: np.ndarray        # (nx-1,ny-1,nz-1) how far the grid may be off in each cell
 
+    def __post_init__(self) -> None:
+        """Flat copies for fast look-ups, and the samples padded to whole clusters."""
+        n = np.array(self.grid.shape)
+        self._n = n
+        self._inv = 1.0 / self.grid_step
+        self._strides = np.array([n[1] * n[2], n[2], 1])
+        self._flat = np.ascontiguousarray(self.grid, float).reshape(-1)
+        err = np.zeros(self.grid.shape)
+        m = self.grid_err.shape
+        err[:m[0], :m[1], :m[2]] = self.grid_err
+        self._err = err.reshape(-1)
+        self._offsets = np.array([dx * self._strides[0] + dy * self._strides[1] + dz
+                                  for dx in (0, 1) for dy in (0, 1) for dz in (0, 1)])
+        self._pad = self.pad
+        size = int(np.max(np.diff(self.starts)))
+        idx = np.minimum(self.starts[:-1, None] + np.arange(size)[None, :], self.starts[1:, None] - 1)
+        self.cpoints = self.points[idx]                      # (C, size, 3), short clusters repeat their last
+        c = len(self.reps)                                   # parents: runs of GROUP neighbouring leaves
+        first = np.arange(0, c, GROUP)
+        self.children = np.minimum(first[:, None] + np.arange(GROUP)[None, :], c - 1)
+        kid_reps = self.reps[self.children]
+        mid = kid_reps.mean(axis=1, keepdims=True)
+        pick = np.argmin(np.linalg.norm(kid_reps - mid, axis=2), axis=1)
+        self.parent_reps = kid_reps[np.arange(len(first)), pick]
+        self.parent_radii = np.max(np.linalg.norm(kid_reps - self.parent_reps[:, None], axis=2)
+                                   + self.radii[self.children], axis=1)
+
+    def lookup(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Signed distance estimate (negative inside, trilinear) and how far it may be off, at local
+        points (...,3). Outside the grid the estimate is a strict lower bound and the error zero."""
+        p = np.asarray(p, float)
+        shape = p.shape[:-1]
+        p = p.reshape(-1, 3)
+        n = self._n
+        u = (p - self.grid_lo) * self._inv
+        outside = np.any((u < 0) | (u > n - 1), axis=1)
+        np.clip(u, 0, n - 1 - 1e-9, out=u)
+        i = u.astype(np.int64)
+        f = u - i
+        base = i @ self._strides
+        v = self._flat[base[:, None] + self._offsets[None, :]]          # (N, 8) cell corners
+        fz = f[:, 2:3]
+        c = v[:, 0::2] + (v[:, 1::2] - v[:, 0::2]) * fz                   # (N, 4) along z
+        fy = f[:, 1:2]
+        c = c[:, 0::2] + (c[:, 1::2] - c[:, 0::2]) * fy                   # (N, 2) along y
+        val = c[:, 0] + (c[:, 1] - c[:, 0]) * f[:, 0]
+        err = self._err[base]
+        if outside.any():
+            top = self.grid_lo + (n - 1) * self.grid_step
+            q = p[outside]
+            gap = np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - q, q - top)), axis=1)
+            val[outside] = gap + self._pad
+            err[outside] = 0.0
+        return val.reshape(shape), err.reshape(shape)
+
     def signed(self, p: np.ndarray) -> np.ndarray:
         """Signed distance estimate (negative inside) at local points (...,3), trilinear."""
-        p = np.asarray(p, float)
-        n = np.array(self.grid.shape)
-        u = (p - self.grid_lo) / self.grid_step
-        outside = np.any((u < 0) | (u > n - 1), axis=-1)
-        uc = np.clip(u, 0, n - 1 - 1e-9)
-        i = np.floor(uc).astype(np.int64)
-        f = uc - i
-        g = self.grid
-        x0, y0, z0 = i[..., 0], i[..., 1], i[..., 2]
-        fx, fy, fz = f[..., 0], f[..., 1], f[..., 2]
-        c00 = g[x0, y0, z0] * (1 - fx) + g[x0 + 1, y0, z0] * fx
-        c10 = g[x0, y0 + 1, z0] * (1 - fx) + g[x0 + 1, y0 + 1, z0] * fx
-        c01 = g[x0, y0, z0 + 1] * (1 - fx) + g[x0 + 1, y0, z0 + 1] * fx
-        c11 = g[x0, y0 + 1, z0 + 1] * (1 - fx) + g[x0 + 1, y0 + 1, z0 + 1] * fx
-        val = (c00 * (1 - fy) + c10 * fy) * (1 - fz) + (c01 * (1 - fy) + c11 * fy) * fz
-        if np.any(outside):
-            top = self.grid_lo + (n - 1) * self.grid_step
-            gap = np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - p, p - top)), axis=-1)
-            val = np.where(outside, gap + self.pad, val)
-        return val
+        return self.lookup(p)[0]
 
     @property
     def pad(self) -> float:
@@ -86,12 +123,7 @@ class Shape:
 
     def error_at(self, p: np.ndarray) -> np.ndarray:
         """How far `signed` may be off at local points (...,3); zero outside the grid (a strict bound there)."""
-        p = np.asarray(p, float)
-        m = np.array(self.grid_err.shape)
-        u = np.floor((p - self.grid_lo) / self.grid_step).astype(np.int64)
-        inside = np.all((u >= 0) & (u < m), axis=-1)
-        u = np.clip(u, 0, m - 1)
-        return np.where(inside, self.grid_err[u[..., 0], u[..., 1], u[..., 2]], 0.0)
+        return self.lookup(p)[1]
 
     def exact_signed(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact signed distance (negative inside) and closest surface points for local points (N,3)."""
@@ -149,14 +181,16 @@ def build_shape(mesh: trimesh.Trimesh, key: str | None = None) -> Shape:
     axes = [np.linspace(lo[i] - pad[i], hi[i] + pad[i], GRID_POINTS) for i in range(3)]
     gp = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
     shape = Shape(key, mesh, lo, hi, thickness_of(mesh), np.asarray(mesh.centroid, float), points, starts,
-                  reps, radii, lo - pad, (2 * pad + ext) / (GRID_POINTS - 1), np.zeros((1, 1, 1)),
+                  reps, radii, lo - pad, (2 * pad + ext) / (GRID_POINTS - 1), np.zeros((2, 2, 2)),
                   np.zeros((1, 1, 1)))
-    shape.grid = shape.exact_signed(gp)[0].reshape(GRID_POINTS, GRID_POINTS, GRID_POINTS)
-    shape.grid_err = _grid_error(shape)
-    return shape
+    grid = shape.exact_signed(gp)[0].reshape(GRID_POINTS, GRID_POINTS, GRID_POINTS)
+    shape = Shape(key, mesh, lo, hi, shape.thickness, shape.centroid, points, starts, reps, radii,
+                  shape.grid_lo, shape.grid_step, grid, np.zeros((GRID_POINTS - 1,) * 3))
+    return Shape(key, mesh, lo, hi, shape.thickness, shape.centroid, points, starts, reps, radii,
+                 shape.grid_lo, shape.grid_step, grid, _grid_error(shape))
 
 
-def _surface_samples(mesh: trimesh.Trimesh, target: int = 2400) -> np.ndarray:
+def _surface_samples(mesh: trimesh.Trimesh, target: int = 1000) -> np.ndarray:
     """Vertices, points along sharp edges, and points spread over the faces."""
     rng = np.random.default_rng(7)
     parts = [np.asarray(mesh.vertices, float)]
@@ -171,7 +205,7 @@ def _surface_samples(mesh: trimesh.Trimesh, target: int = 2400) -> np.ndarray:
             t = np.concatenate([(np.arange(1, c + 1) / (c + 1)) for c in counts]) if counts.sum() else np.zeros(0)
             e = np.repeat(np.arange(len(edges)), counts)
             parts.append(edges[e, 0] + t[:, None] * (edges[e, 1] - edges[e, 0]))
-    n_face = max(200, target - sum(len(p) for p in parts))
+    n_face = max(300, target - sum(len(p) for p in parts))
     w = mesh.area_faces / max(mesh.area, 1e-12)
     tri = rng.choice(len(mesh.faces), size=n_face, p=w)
     r1, r2 = rng.random(n_face), rng.random(n_face)
@@ -180,7 +214,13 @@ def _surface_samples(mesh: trimesh.Trimesh, target: int = 2400) -> np.ndarray:
     t = mesh.triangles[tri]
     parts.append(t[:, 0] + r1[:, None] * (t[:, 1] - t[:, 0]) + r2[:, None] * (t[:, 2] - t[:, 0]))
     pts = np.concatenate(parts)
-    return np.unique(np.round(pts, 9), axis=0)
+    # thin out to about `target` samples: one per small voxel, vertices first (so corners stay)
+    h = min(np.sqrt(mesh.area / target), 0.5 * thickness_of(mesh))
+    if h > 0:
+        keys = np.floor(pts / h).astype(np.int64)
+        _, first = np.unique(keys, axis=0, return_index=True)
+        pts = pts[np.sort(first)]
+    return pts
 
 
 def _clusters(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
