@@ -111,7 +111,7 @@ def build_scene() -> Scene:
     s.rest["newspaper"] = [PAPER_X, 0.0, PAPER[2] / 2, *_I]
     s.rest["torso"] = [DOG_X, 0.0, -HIP_Z + UPPER + LOWER + SOLE_DROP, *_I]   # legs straight
     s.frames.append(NamedFrame("mat_centre", "mat", Transform([0.0, 0.0, MAT[2]], _I)))
-    s.cameras += [Camera("cam_side", [-0.1, -3.4, 1.1], [-0.1, 0.0, 0.3], 30.0, 36.0, [640, 360]),
+    s.cameras += [Camera("cam_side", [-0.1, -2.7, 0.85], [-0.1, 0.0, 0.3], 30.0, 36.0, [640, 360]),
                   Camera("cam_front", [2.2, -1.1, 0.9], [0.2, 0.0, 0.25], 30.0, 36.0, [640, 360])]
     return Scene.from_dict(s.to_dict())      # validated, as a saved scene would be
 
