@@ -4,8 +4,10 @@ Three rules, each tried in order of how little it changes, each candidate
 verified before it is proposed (it must remove the failure it targets and add
 no new required failure):
 - NoPenetration: push the movable body out along the separating axis by the
-  depth plus a margin (the evidence's axis pushes `a` out of `b`; a body on a
-  character moves the character's root).
+  depth plus a margin, then by more, both ways (the evidence's axis pushes `a`
+  out of `b`, but deep inside a thin wall it may point either way), then a
+  clean separation of the two bodies' extents along it; a body on a character
+  moves the character's root.
 - Supported (floating): if the plan has a named frame grasping the body by
   this frame, attach it to that carrier (move it to within grip of the frame);
   otherwise drop it straight down onto whatever is under it (rays cast down
@@ -55,20 +57,33 @@ def _mover(scene: Scene, a: str, b: str) -> tuple[str, float] | None:
     return a, 1.0
 
 
-def penetration_candidates(scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+def _world_vertices(project: Project, scene: Scene, world: dict, body: str) -> np.ndarray:
+    m = body_mesh(scene.body(body), project.path)
+    return (world[body] @ np.c_[m.vertices, np.ones(len(m.vertices))].T).T[:, :3]
+
+
+def penetration_candidates(project: Project, scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+    """Pushes along the evidence's axis, smallest first, both ways (the axis of a sample
+    deep inside a thin wall can point either way); then a clean separation of the two
+    bodies' extents along that axis."""
     picked = _mover(scene, ev["a"], ev["b"])
     if picked is None:
         return []
     body, sign = picked
+    other = ev["b"] if body == ev["a"] else ev["a"]
     root = scene.group_root(body)
     axis = np.asarray(ev["axis"], float)
     axis /= max(np.linalg.norm(axis), 1e-12)
     push = float(ev.get("push_m", ev["depth_m"])) + MARGIN
+    steps = [(k * push, s) for k in (1.0, 1.5, 2.0, 3.0) for s in (sign, -sign)]
+    world = pose_world(scene, pose)
+    mine = _world_vertices(project, scene, world, body) @ axis
+    theirs = _world_vertices(project, scene, world, other) @ axis
+    steps += [(theirs.max() - mine.min() + MARGIN, 1.0), (mine.max() - theirs.min() + MARGIN, -1.0)]
     out = []
-    for k, s in ((1.0, sign), (1.5, sign), (1.0, -sign), (2.0, sign)):
-        d = s * k * push * axis
-        out.append((f"push {root} out of {ev['b'] if body == ev['a'] else ev['a']} by {k * push * 1000:.1f} mm "
-                    f"along [{', '.join(f'{v:+.2f}' for v in s * axis)}]", [_root_change(pose, root, d)]))
+    for dist, s in steps:
+        out.append((f"push {root} out of {other} by {dist * 1000:.1f} mm "
+                    f"along [{', '.join(f'{v:+.2f}' for v in s * axis)}]", [_root_change(pose, root, s * dist * axis)]))
     return out
 
 
@@ -243,7 +258,7 @@ def propose_offline(project: Project, state_id: str, reports: list[Report] | Non
                 continue
             seen.add(key)
             if r.name == "NoPenetration":
-                cands = penetration_candidates(scene, pose, ev)
+                cands = penetration_candidates(project, scene, pose, ev)
             elif r.name == "Supported":
                 cands = floating_candidates(project, scene, pose, ev, state.frame, project.get_doc("plan"))
             else:
