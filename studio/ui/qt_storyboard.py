@@ -145,7 +145,7 @@ class QtStoryboard(QWidget):
         self.view.setWrapping(False)
         self.view.setUniformItemSizes(True)
         self.view.setHorizontalScrollMode(QListView.ScrollMode.ScrollPerPixel)
-        self.view.setMinimumHeight(CARD_H + 22)
+        self.view.setFixedHeight(CARD_H + 24)          # one row of cards and the scroll bar
         self.view.selectionModel().currentChanged.connect(self._on_current)
         self.model.modelReset.connect(self._restore_current)
         self.note = QLineEdit()
