@@ -63,7 +63,7 @@ def test_approve_through_cli_then_bake_and_verify(doorway_project, capsys):
     baked = doorway_story.author_motion(doorway_project)
     assert len(baked) == 9
     tracks = film.load_film_tracks(doorway_project)
-    assert (tracks.frame_start, tracks.frame_end) == (1001, 1425)
+    assert (tracks.frame_start, tracks.frame_end) == (1001, 1481)
     scene = load_scene(doorway_project)
     for s in list_states(doorway_project):              # the film passes through every state exactly
         got, want = tracks.pose_at(s.frame), s.pose.completed(scene)

@@ -46,8 +46,8 @@ CARRY_Z, TILT_Z = 0.86, 1.05
 WALK_Z = 0.67            # pelvis height while walking: knees soft, so a stride never over-stretches a leg
 ROLL = math.radians(50)
 
-F = {"start": 1001, "reach": 1049, "lift": 1073, "sidestep": 1137, "advance": 1185, "align": 1249,
-     "tilt": 1273, "through": 1369, "set_down": 1401, "release": 1425}
+F = {"start": 1001, "reach": 1065, "lift": 1089, "sidestep": 1153, "advance": 1217, "align": 1281,
+     "tilt": 1305, "through": 1425, "set_down": 1457, "release": 1481}
 ASIDE = 0.62             # how far the robot steps sideways to pass the stand (0.4 half-width + feet)
 SEGMENTS = [("start", "reach", "walk"), ("reach", "lift", "lift"), ("lift", "sidestep", "carry"),
             ("sidestep", "advance", "carry"), ("advance", "align", "carry"), ("align", "tilt", "tilt"),
@@ -280,7 +280,7 @@ def _walk_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose
     first = ("l" if d[1] > 0 else "r") if sideways else "l"
     # without hip yaw or ankle roll, a wide lateral stance tilts the feet: sidesteps stay short
     steps = plan_footsteps(fa["l"][[0, 1, 3]], fa["r"][[0, 1, 3]], goal, a.frame, b.frame,
-                           step_length=0.14 if sideways else 0.3, first=first, facing=0.0,
+                           step_length=0.14 if sideways else 0.4, first=first, facing=0.0,
                            foot_size=(0.22, 0.09))
     pelvis_a = np.asarray(pa.roots["pelvis"][:3])
     # the states stand balanced (feet under the centre of mass) or deliberately off it (the
@@ -296,6 +296,9 @@ def _walk_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose
     between = interpolate_poses(scene, [(a.frame, pa), (b.frame, pb)])
     rel = np.linalg.inv(from_7(np.asarray(pa.roots["pelvis"]))) @ from_7(np.asarray(pa.roots["panel"]))
 
+    grips_b = {sd: frame_pose(scene, pb, f"gripper_{sd}")[:3, 3] for sd in "lr"}
+    started: dict[str, np.ndarray] = {}
+
     def upper(i: int, pose: Pose) -> Pose:
         _arms_from(pose, between, i)
         if carrying:
@@ -304,12 +307,32 @@ def _walk_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose
             pose = _grippers_to(scene, pose, panel)
         else:
             pose.roots["panel"] = between.roots["panel"][i].tolist()
+            if b.id in REACHES and frames[i] >= settle:      # fingertips come to the edge from behind
+                pose = _approach(scene, pose, grips_b, started, (frames[i] - settle) / max(b.frame - settle, 1))
         return pose
 
     # the hips stay over the feet: this robot has no ankle roll, so leaning the pelvis over the
     # stance foot would tip both soles into the floor; the centre of mass rides the feet's midpoint
     poses, _ = walk(scene, pa, "pelvis", LEGS, steps, heights, offset, step_height=0.05, sway=None, upper=upper)
     return poses
+
+
+REACHES = {"reach"}      # states whose hands arrive at the panel's edge at the end of a walk
+APPROACH = np.array([-0.07, 0.0, 0.03])   # the waypoint behind and above the grip
+
+
+def _approach(scene: Scene, pose: Pose, grips: dict, started: dict, u: float) -> Pose:
+    """Grippers from where they were when the feet settled, via a point behind and above the
+    edge, to the grip, so the hands never pass over the panel on the way in."""
+    room = _arm_room(scene)
+    for side, grip in grips.items():
+        if side not in started:
+            started[side] = frame_pose(scene, pose, f"gripper_{side}")[:3, 3]
+        way = grip + APPROACH
+        target = (started[side] + ease(u / 0.6) * (way - started[side]) if u < 0.6
+                  else way + ease((u - 0.6) / 0.4) * (grip - way))
+        pose, _ = solve_ik(room, pose, ARMS[side], [Goal(f"gripper_{side}", target)], 25)
+    return pose
 
 
 def _arms_from(pose: Pose, tracks: Tracks, i: int) -> None:
