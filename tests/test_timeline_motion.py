@@ -187,3 +187,27 @@ def test_sidesteps_keep_com_inside_stance_foot():
     for i, f in enumerate(range(1001, 1050)):
         corners = np.vstack([foot_corners(*feet[k][i][[0, 1, 3]], plan.foot_size) for k in planted(plan, f)])
         assert inside(com[i], support_polygon(corners), margin=0.005), f
+
+
+def test_simulated_drop_baked_between_states(tmp_project):
+    """A crate dropped from its approved start state; the settled pose becomes the next state,
+    is approved, and the simulation bakes through the gate hitting both exactly."""
+    from studio.scene.io import save_scene
+    from studio.timeline.reviews import record_review
+    from studio.timeline.storyboard import State, put_state
+    from timeline_scenes import pass_checks
+    scene = arm_scene()
+    save_scene(tmp_project, scene)
+    start = Pose.rest(scene)
+    start.roots["crate"] = [2, 2, 0.5, 1, 0, 0, 0]
+    sim = simulate_rigid(scene, start, ["crate"], 1001, 30)
+    landed = start.copy()
+    landed.roots["crate"] = sim.roots["crate"][-1].tolist()
+    for sid, frame, pose in (("held", 1001, start), ("landed", 1030, landed)):
+        put_state(tmp_project, scene, State(sid, frame, pose))
+        pass_checks(tmp_project, sid, scene)
+        record_review(tmp_project, sid, "approve", "", "ana", scene)
+    stored = bake_segment(tmp_project, "held..landed", sim, "simulate")
+    np.testing.assert_allclose(stored.roots["crate"], sim.roots["crate"], atol=1e-12)   # already on both keys
+    assert hits_states(stored, start.completed(scene), landed.completed(scene))
+    assert film.list_segments(tmp_project)[0]["tool"] == "simulate"
