@@ -209,5 +209,6 @@ def test_simulated_drop_baked_between_states(tmp_project):
         record_review(tmp_project, sid, "approve", "", "ana", scene)
     stored = bake_segment(tmp_project, "held..landed", sim, "simulate")
     np.testing.assert_allclose(stored.roots["crate"], sim.roots["crate"], atol=1e-12)   # already on both keys
-    assert hits_states(stored, start.completed(scene), landed.completed(scene))
+    held_s, landed_s = (get_state(tmp_project, sid).pose.completed(scene) for sid in ("held", "landed"))
+    assert hits_states(stored, held_s, landed_s)
     assert film.list_segments(tmp_project)[0]["tool"] == "simulate"
