@@ -27,6 +27,7 @@ def test_status_lists_every_state_with_reason(tmp_project, capsys):
     assert lines[1].split()[:4] == ["bent", "frame", "1024", "unreviewed"]
     assert lines[2].split()[:4] == ["back", "frame", "1048", "unreviewed"]
     assert lines[3].strip() == "failing: NoPenetration: fail"
+    assert lines[4:] == ["segment rest..bent               not baked", "segment bent..back               not baked"]
 
 
 def test_approve_records_review_with_reviewer_and_note(tmp_project, capsys):

@@ -8,9 +8,11 @@ from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, Comma
 from studio.scene.io import load_scene
 from studio.store.project import Project
 from studio.store.reports import load_reports
+from studio.timeline import film
+from studio.timeline.bake import bounds_hash
 from studio.timeline.commands import CommandStack, ReviewState
 from studio.timeline.gate import board_status, check_status
-from studio.timeline.plan import save_plan
+from studio.timeline.plan import load_plan, plan_segments, save_plan
 from studio.timeline.progress import progress
 from studio.timeline.storyboard import content_hash, get_state, put_state
 
@@ -20,7 +22,7 @@ def register(sub) -> None:
     bsub = board.add_subparsers(dest="board_command", metavar="ACTION")
     board.set_defaults(func=lambda args: board.print_help() or EXIT_BAD_INPUT)
 
-    p = bsub.add_parser("status", help="every state with its status and reason")
+    p = bsub.add_parser("status", help="every state with its status and reason, then the plan's segments")
     p.add_argument("path", type=Path)
     p.set_defaults(func=cmd_status)
 
@@ -53,6 +55,17 @@ def cmd_status(args) -> int:
             print(f"{st.state_id:<20} frame {frame!s:<6} {st.status:<10} {st.reasons[0] if st.reasons else ''}")
             for why in st.reasons[1:]:
                 print(f"{'':<38}{why}")
+        plan = load_plan(project)
+        baked = {r["segment"]: r for r in film.list_segments(project)}
+        for seg in plan_segments(plan) if plan else []:
+            row = baked.get(seg)
+            if row is None:
+                state = "not baked"
+            elif row["bounds_hash"] != bounds_hash(project, seg):
+                state = f"stale: its states changed since it was baked ({row['tool']})"
+            else:
+                state = f"baked {row['start']}..{row['end']} ({row['tool']})"
+            print(f"segment {seg:<24} {state}")
     return 0
 
 
