@@ -37,11 +37,12 @@ def time_window(cmd: list[str], project: Path, display: str, env: dict, timeout:
     """Seconds from launch until a 'Keypose Studio' top-level window is mapped."""
     env = {**env, "DISPLAY": display}
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*cmd, "open", str(project)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([*cmd, "open", str(project)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
     try:
         while time.perf_counter() - t0 < timeout:
             if proc.poll() is not None:
-                raise RuntimeError(f"{cmd[0]} open exited with {proc.returncode}")
+                raise RuntimeError(f"{cmd[0]} open exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
             tree = subprocess.run(["xwininfo", "-display", display, "-root", "-tree"],
                                   capture_output=True, text=True).stdout
             if '"Keypose Studio' in tree:
@@ -80,7 +81,10 @@ def main() -> int:
         display = f":{150 + os.getpid() % 50}"
         xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.0)
+        for _ in range(100):     # wait until the display answers
+            if subprocess.run(["xwininfo", "-display", display, "-root"], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
         first = time_version(frozen, env)        # the first run after unpacking: files not yet cached
         figures = {"version": ([], []), "window": ([], [])}
         for _ in range(args.runs):

@@ -88,5 +88,6 @@ sed -e "s/@VERSION@/$version/" -e "s/@SIZE_KB@/$size_kb/" -e "s/@DEPENDS@/$depen
 say "packing $deb ($compress)"
 rm -f "$deb"
 nice -n 5 dpkg-deb --root-owner-group -Z"$compress" --build "$stage" "$deb" >/dev/null
+rm -rf "$stage"   # 2 GB; the .deb holds it all
 t2=$(date +%s)
 say "built $deb: $(du -h "$deb" | cut -f1) packed, $((size_kb / 1024)) MB installed; freeze $((t1 - t0)) s, package $((t2 - t1)) s"
