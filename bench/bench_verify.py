@@ -181,6 +181,7 @@ def bench(n_groups, baseline_frames, label):
     w_pen, t_pen, pen_only = timed(lambda: run_checks(scene, meshes, tracks, names=["NoPenetration"]))
     w_all, t_all, reports = timed(lambda: run_checks(scene, meshes, tracks))
     by = {r.name: r for r in reports}
+    mem = peak_mb()
     print(f"\n== {label}: {n} bodies x {tris:.0f} triangles (mean), {FRAMES} frames, {pairs} pairs ==")
     print(f"{'':48} {'cpu s':>8} {'wall s':>8} {'pair-frames/s (cpu)':>20}")
     print(f"{'asset preparation (cold cache, once per mesh)':48} {prep:8.2f} {prep_wall:8.2f}")
@@ -189,6 +190,7 @@ def bench(n_groups, baseline_frames, label):
     print(f"  measured pair-frames after broadphase: {pen_only[0].metrics.get('pair_frames_measured')}, "
           f"penetration rate {by['NoPenetration'].metrics['penetration_rate']:.3f}, "
           f"floating rate {by['Supported'].metrics.get('floating_rate', 0):.3f}")
+    print(f"  peak memory so far (max RSS, asset preparation included): {mem:.0f} MB")
     if baseline_frames:
         frames = np.linspace(0, FRAMES - 1, baseline_frames).astype(int)
         w_naive, t_naive, _ = timed(lambda: naive(scene, meshes, tracks, frames))

@@ -6,7 +6,8 @@ that never count: declared overlaps (scene.allowed_overlaps), the two links
 of one joint, liquids and effects, consumable bodies, two static bodies.
 A body wholly inside another counts (its samples lie deep in the other's
 distance field). Evidence per counted pair-frame: frame, a, b, depth_m, tau_m,
-axis (unit, pushes a out of b), push_m, point. The penetration rate (frames
+axis (unit, pushes a out of b), push_m, point; when one body is static, a is
+the other one (the one a repair can move). The penetration rate (frames
 with at least one counted pair / frames) is the scorer's P_m.
 """
 from __future__ import annotations
@@ -31,10 +32,13 @@ def verify(film: Footage) -> Report:
     evidence = []
     for k in idx:
         a, b = film.pairs[c.pair[k]]
+        axis = c.axis[k]
+        if film.static[a] and not film.static[b]:     # name the body that can move first
+            a, b, axis = b, a, -axis
         depth = float(-c.gap[k])
         evidence.append({"frame": int(film.frames[c.frame[k]]), "a": film.names[a], "b": film.names[b],
                          "depth_m": round(depth, 6), "tau_m": round(float(film.taus[c.pair[k]]), 6),
-                         "axis": [round(float(v), 6) for v in c.axis[k]], "push_m": round(depth, 6),
+                         "axis": [round(float(v), 6) for v in axis], "push_m": round(depth, 6),
                          "point": [round(float(v), 6) for v in c.point[k]]})
     bad_frames = np.unique(c.frame[idx])
     rate = len(bad_frames) / film.n_frames

@@ -1,8 +1,9 @@
 """What the verifiers know about one mesh, prepared once and kept by content hash.
 
 A `Shape` holds a body's surface samples (vertices, points along sharp edges,
-points spread over the faces) grouped into small clusters with a bounding
-sphere each, its thickness (smallest extent of the oriented bounding box, the
+points spread over the faces; thinned to about one per square of side
+sqrt(area/1000), never coarser than half the thickness) grouped into leaf
+clusters of 8 and parents of 6 leaves, each with a bounding sphere, its thickness (smallest extent of the oriented bounding box, the
 `l` of the tau rule), and a signed-distance grid over its bounding box
 (negative inside, metres). The grid is a fast estimate; `grid_err` is how far
 it may be off, so callers re-check exactly (`exact_signed`) when an estimate
@@ -130,9 +131,12 @@ class Shape:
         p = np.asarray(p, float).reshape(-1, 3)
         if len(p) == 0:
             return np.zeros(0), np.zeros((0, 3))
-        closest, dist, _ = trimesh.proximity.closest_point(self.mesh, p)
-        inside = self.contains(p)
-        return np.where(inside, -dist, dist), closest
+        d, closest = np.empty(len(p)), np.empty((len(p), 3))
+        for i in range(0, len(p), 2000):          # bounded memory: trimesh expands candidates per point
+            c, dist, _ = trimesh.proximity.closest_point(self.mesh, p[i:i + 2000])
+            d[i:i + 2000] = np.where(self.contains(p[i:i + 2000]), -dist, dist)
+            closest[i:i + 2000] = c
+        return d, closest
 
     def contains(self, p: np.ndarray) -> np.ndarray:
         if self.mesh.is_convex:

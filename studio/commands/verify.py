@@ -72,19 +72,19 @@ def cmd_score(args) -> int:
             rows.append((str(film), rates(check_film(film, SCORED))))
         except GlbError as e:
             raise CommandError(str(e), EXIT_BAD_INPUT) from None
-    print(f"{'film':<40} {'frames':>7} {'penetration':>12} {'floating':>10} {'joint viol.':>12}")
-
-    def pct(v):
-        return f"{100 * v:11.1f}%" if v is not None else f"{'n/a':>12}"
-    for name, r in rows:
-        print(f"{name[-40:]:<40} {r['frames']:>7} {pct(r['penetration_rate'])} {pct(r['floating_rate'])[2:]:>10} "
-              f"{pct(r['joint_violation_rate'])}")
     mean = {}
     for key in ("penetration_rate", "floating_rate", "joint_violation_rate"):
         vals = [r[key] for _, r in rows if r[key] is not None]
         mean[key] = sum(vals) / len(vals) if vals else None
-    print(f"{'mean of ' + str(len(rows)) + ' films':<40} {'':>7} {pct(mean['penetration_rate'])} "
-          f"{pct(mean['floating_rate'])[2:]:>10} {pct(mean['joint_violation_rate'])}")
+
+    def pct(v) -> str:
+        return f"{100 * v:.1f}%" if v is not None else "n/a"
+    print(f"{'film':<40} {'frames':>7} {'penetration':>12} {'floating':>10} {'joint viol.':>12}")
+    for name, r in rows:
+        print(f"{name[-40:]:<40} {r['frames']:>7} {pct(r['penetration_rate']):>12} {pct(r['floating_rate']):>10} "
+              f"{pct(r['joint_violation_rate']):>12}")
+    print(f"{'mean of ' + str(len(rows)) + ' films':<40} {'':>7} {pct(mean['penetration_rate']):>12} "
+          f"{pct(mean['floating_rate']):>10} {pct(mean['joint_violation_rate']):>12}")
     if args.json:
         args.json.write_text(json.dumps({"films": [dict(r, film=n) for n, r in rows], "mean": mean}, indent=1))
     return EXIT_OK
