@@ -2,7 +2,7 @@
 
 Layout (metres, +Z up). The floor's top face is z = 0. Everything moves in the
 plane y = 0 (the marble's centre stays there); a backboard behind the run
-(y < 0) holds the ramps. Each ramp is a `track` part (a base plate with two
+(y > 0) holds the ramps. Each ramp is a `track` part (a base plate with two
 side rails, 0.5 m long, 0.05 m wide) tilted by RAMP_TILT about Y: ramp_1 runs
 down towards +X from x = -0.25, ramp_2 back towards -X below it, ramp_3 towards
 +X again, pouring into a `cup` standing on the floor at x = CUP_X. At the high
@@ -14,7 +14,8 @@ clear of each rail, so the planar simulation (studio.timeline.planar) sees only
 what lies in the marble's plane: the base plates, the stops and the cup's base
 and walls (`simulation_scene` builds those stand-ins as boxes with the same
 poses). Named frames: `release` (ramp_1, where the marble starts) and
-`cup_centre` (cup, on its base). Camera cam_side looks at the run from +Y.
+`cup_centre` (cup, on its base). Camera cam_side looks at the run from -Y,
+a little from above so the cup's inside shows.
 """
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def build_scene() -> Scene:
         Body("marble", "rigid", _cad("sphere", 0.2e-3, radius=MARBLE_RADIUS), "glass_blue", mass=0.02)]
     ident = [1.0, 0.0, 0.0, 0.0]
     s.rest["floor"] = [0.0, 0.0, 0.0, *ident]
-    s.rest["backboard"] = [0.02, -0.057, 0.23, *ident]
+    s.rest["backboard"] = [0.02, 0.057, 0.23, *ident]
     for name in RAMPS:
         s.rest[name] = ramp_pose(name)
     for name in STOPS:
@@ -108,7 +109,7 @@ def build_scene() -> Scene:
     s.rest["marble"] = [rx, 0.0, rz, *ident]
     s.frames += [NamedFrame("release", "ramp_1", Transform([-(RAMP_LENGTH / 2 - 0.06), 0.0, PLATE], ident)),
                  NamedFrame("cup_centre", "cup", Transform([0.0, 0.0, CUP_BASE], ident))]
-    s.cameras += [Camera("cam_side", [0.05, 1.25, 0.42], [0.05, 0.0, 0.2], 35.0, 36.0, [640, 360])]
+    s.cameras += [Camera("cam_side", [0.05, -1.1, 0.95], [0.05, 0.0, 0.15], 35.0, 36.0, [640, 360])]
     return Scene.from_dict(s.to_dict())      # validated, as a saved scene would be
 
 
