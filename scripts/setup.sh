@@ -36,11 +36,11 @@ fi
 
 make_venv() {  # dir lockfile extra-args...
   local dir=$1 lock=$2; shift 2
-  local want; want=$(cat "$lock" pyproject.toml | sha256sum | cut -c1-16)
+  local want; want=$(cat "$lock" pyproject.toml "$root/scripts/setup.sh" | sha256sum | cut -c1-16)
   if [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$want" ]; then return 0; fi
   echo "setup: preparing $dir from $lock" >&2
   [ -x "$dir/bin/python" ] || "$uv" venv -q -p "$py" "$dir"
-  "$uv" pip install -q -p "$dir/bin/python" -r "$lock" "$@"
+  "$uv" pip install -q --compile-bytecode -p "$dir/bin/python" -r "$lock" "$@"
   echo "$want" > "$dir/.stamp"
 }
 make_venv .venv requirements/studio.lock -e "$root" --no-deps
