@@ -24,7 +24,8 @@ def installed(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("KEYPOSE_SETTINGS", str(tmp_path / "home" / "settings.json"))
     for key in ("KEYPOSE_BLENDER_PYTHON", "KEYPOSE_BLENDER_BINARY"):
-        monkeypatch.delenv(key, raising=False)
+        monkeypatch.setenv(key, "")      # recorded, so whatever choose_worker sets is undone after the test
+        monkeypatch.delenv(key)
     return root
 
 
