@@ -3,8 +3,9 @@
 #   unpack it with dpkg -x into a temporary root, then from the frozen binary
 #   1. --version (timed: the first run after unpacking, then a warm run)
 #   2. `selftest` on an example project: open it, verify a state, render a still through the worker
-#   3. `open` under Xvfb: wait for the window, save a screenshot, check it is not blank
-#   4. uninstall: run prerm/postrm against the temporary root; a user's project must survive
+#   3. agent CAD code through the sandbox (the frozen app runs it as its own Python)
+#   4. `open` under Xvfb: wait for the window, save a screenshot, check it is not blank
+#   5. uninstall: run prerm/postrm against the temporary root; a user's project must survive
 # Usage: installers/smoke.sh [DEB]    (default: the newest build/installer/*.deb)
 # Writes build/installer/smoke/{gui.png,selftest.txt,figures.txt}. Leaves no process running.
 set -euo pipefail
@@ -77,6 +78,15 @@ set +o pipefail
 code=${PIPESTATUS[0]}; set -o pipefail; t1=$(now); st_secs=$(secs "$t0" "$t1")
 [ "$code" = 0 ] || fail "selftest exited $code"
 cp "$tmp"/selftest/*/renders/stills/*.png "$out/" 2>/dev/null || true
+
+echo "smoke: agent CAD code in the sandbox, run by the frozen app as its own Python"
+"$app" -c "
+import sys
+from pathlib import Path
+from studio.agent.sandbox import run_code
+r = run_code('from build123d import Box\nprint(round(Box(0.1, 0.2, 0.3).volume, 6))', Path(sys.argv[1]), time_limit=120)
+assert r.returncode == 0 and r.stdout.strip() == '0.006', (r.returncode, r.stdout, r.stderr[-2000:])
+print('smoke: sandboxed build123d box volume', r.stdout.strip())" "$tmp/agent" || fail "agent code did not run in the frozen app"
 
 echo "smoke: the studio window under Xvfb"
 display=:$((90 + RANDOM % 100))
