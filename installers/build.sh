@@ -70,6 +70,9 @@ for p in projects/*/; do
     mkdir -p "$opt/projects/$name"
     (cd "$p" && find . -type f ! -name 'studio.db-wal' ! -name 'studio.db-shm' ! -path './jobs/*' -print0 \
         | xargs -0 -r cp --parents -t "$opt/projects/$name")
+    # the database through SQLite's backup, so writes still in a -wal file are included
+    .venv/bin/python -c "import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d); d.execute('PRAGMA journal_mode=DELETE'); d.close()" \
+        "$p/studio.db" "$opt/projects/$name/studio.db"
 done
 if [ -z "$(ls -A "$opt/projects")" ]; then
     say "no example project under projects/ yet: shipping an empty one made with 'studio new'"
