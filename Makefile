@@ -1,5 +1,5 @@
 # The two commands: `make run` (the studio on its example project) and `make test`.
-.PHONY: run test setup bench installer installer-smoke
+.PHONY: run test setup bench installer installer-smoke examples
 setup:
 	@bash scripts/setup.sh
 
@@ -18,3 +18,7 @@ installer: setup
 # Unpacks the built .deb into a temporary root and runs it (version, selftest, window under Xvfb, uninstall).
 installer-smoke: setup
 	@bash installers/smoke.sh
+
+# Regenerates projects/<name> (and <name>-single-pass) for every example film.
+examples: setup
+	@.venv/bin/python scripts/make_examples.py
