@@ -132,10 +132,10 @@ class Shape:
         if len(p) == 0:
             return np.zeros(0), np.zeros((0, 3))
         d, closest = np.empty(len(p)), np.empty((len(p), 3))
-        for i in range(0, len(p), 2000):          # bounded memory: trimesh expands candidates per point
-            c, dist, _ = trimesh.proximity.closest_point(self.mesh, p[i:i + 2000])
-            d[i:i + 2000] = np.where(self.contains(p[i:i + 2000]), -dist, dist)
-            closest[i:i + 2000] = c
+        for i in range(0, len(p), 500):           # bounded memory: trimesh expands candidates per point
+            c, dist, _ = trimesh.proximity.closest_point(self.mesh, p[i:i + 500])
+            d[i:i + 500] = np.where(self.contains(p[i:i + 500]), -dist, dist)
+            closest[i:i + 500] = c
         return d, closest
 
     def contains(self, p: np.ndarray) -> np.ndarray:
