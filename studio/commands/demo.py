@@ -27,8 +27,8 @@ class TextProgress:
 
     cancelled = False
 
-    def __init__(self, stream=sys.stderr):
-        self.stream = stream
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
         self.tty = stream.isatty()
         self.current = ""
         self._last = 0.0

@@ -131,7 +131,7 @@ def run_pipeline(name: str, out: Path, approve: str = "all", state=None, render:
             if st.id in wanted and summary.state_verdicts.get(st.id) == "pass":
                 record_review(project, st.id, "approve", note="approved in the demo run", reviewer="demo")
                 summary.approved.append(st.id)
-        pending = [f"{b.state_id}: {b.reason}" for b in board_status(project) if b.status != "approved"]
+        pending = [f"{b.state_id}: {'; '.join(b.reasons)}" for b in board_status(project) if not b.ok]
         s.result = f"{len(summary.approved)} approved" + (f"; not approved: {'; '.join(pending)}" if pending else "")
         s.seconds = time.perf_counter() - t
         if pending:
