@@ -29,7 +29,7 @@ class TextProgress:
 
     def __init__(self, stream=None):
         self.stream = stream or sys.stderr
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
         self.current = ""
         self._last = 0.0
 
