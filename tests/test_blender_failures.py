@@ -175,7 +175,7 @@ def test_a_studio_restart_marks_the_running_job_interrupted_and_resume_finishes_
 
 
 def test_studio_jobs_cancel_stops_a_render_running_in_another_studio(tmp_project):
-    film_project(tmp_project, n_frames=10, resolution=(160, 90))
+    film_project(tmp_project, n_frames=120, resolution=(160, 90))   # long enough to outlast a second studio starting
     path = tmp_project.path
     cli = subprocess.Popen([str(ROOT / ".venv/bin/studio"), "render", str(path), "--film", "--engine", "cycles",
                             "--samples", "24", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
