@@ -8,6 +8,7 @@ baseline is its own project (same scene and plan, no reviews), named
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from studio.scene.io import load_scene, save_scene
@@ -34,4 +35,7 @@ def single_pass(source: Path, out: Path) -> Path:
                                                (last.frame, last.pose.completed(scene))])
             save_segment(dst, segment_id(first.id, last.id), tracks, tool="single-pass interpolation",
                          bounds_hash="", actor="baseline")
+    meshes = Path(source) / "assets" / "meshes"      # same scene, same tessellated meshes
+    if meshes.is_dir():
+        shutil.copytree(meshes, Path(out) / "assets" / "meshes", dirs_exist_ok=True)
     return out
