@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from studio import __version__, commands
@@ -21,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE") and argv is None:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)    # `studio score ... | head` ends quietly
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -79,3 +79,17 @@ def test_exported_blend_opens_in_a_fresh_blender_with_the_storyboard_poses(name)
     problems, worst = compare(scene, tracks, got, frames)
     assert problems == []
     assert worst["max_position_error_m"] < 1e-4 and worst["max_rotation_error_rad"] < 1e-4
+
+
+def test_score_table_sets_the_films_beside_their_single_pass_baselines(capsys):
+    from studio.cli import main
+    films = [str(ROOT / "projects" / n) for n in FILMS] + [str(ROOT / "projects" / f"{n}-single-pass") for n in FILMS]
+    assert main(["score", *films]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0].rsplit("/", 1)[-1]: line.split() for line in lines[1:7]}
+    assert all(rows[n][-1] == "pass" for n in FILMS)
+    assert any(rows[f"{n}-single-pass"][-1] == "FAIL" for n in FILMS)
+    film_mean = next(line for line in lines if line.startswith("mean of 3 films")).split()
+    base_mean = next(line for line in lines if line.startswith("mean of 3 single-pass")).split()
+    assert film_mean[4] == "0.0%"                                  # penetration across the films
+    assert float(base_mean[-3].rstrip("%")) > float(film_mean[-3].rstrip("%"))
