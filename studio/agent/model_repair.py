@@ -26,7 +26,7 @@ from .errors import AgentError
 from .offline import RULES
 from .planner import parse_json_reply
 from .plan_shape import PlanInvalid
-from .repairs import Proposal, failure_key, rejection_notes, save_proposal, verify_changes
+from .repairs import Proposal, distinct_failures, rejection_notes, save_proposal, verify_changes
 from .steps import record_step
 from .verify import check_pose
 
@@ -86,37 +86,30 @@ def propose_with_model(project: Project, client: ModelClient, state_id: str,
     pose = state.pose.completed(scene)
     reports = reports if reports is not None else check_pose(project, scene, pose, state.frame, state_id)
     notes = rejection_notes(project, f"state:{state_id}")
-    proposals, unsolved, seen, tokens = [], [], set(), 0
-    for r in reports:
-        if r.verdict != "fail" or r.name not in RULES:
-            continue
-        for ev in r.evidence:
-            key = failure_key(r.name, ev)
-            if key in seen:
-                continue
-            seen.add(key)
-            messages = [{"role": "system", "content": SYSTEM},
-                        {"role": "user", "content": _context(scene, pose, r.name, ev, notes)}]
-            why = ""
-            for _attempt in range(2):
-                reply = client.chat(messages)
-                tokens += reply.tokens
-                try:
-                    summary, changes = read_changes(scene, pose, parse_json_reply(reply.content))
-                except PlanInvalid as e:
-                    why = str(e)
-                else:
-                    check = verify_changes(project, scene, state, key, changes, reports)
-                    if check["ok"]:
-                        proposals.append(save_proposal(project, Proposal(
-                            f"state:{state_id}", r.name, list(key), summary, changes, "model", check)))
-                        break
-                    why = (f"verification refused it: fixes the failure {check['fixes_target']}, "
-                           f"new required failures {check['new_required_failures']}")
-                messages += [{"role": "assistant", "content": reply.content[:4000]},
-                             {"role": "user", "content": f"That repair was refused: {why}. Reply with a corrected one."}]
+    proposals, unsolved, tokens = [], [], 0
+    for r, ev, key in distinct_failures(reports, RULES):
+        messages = [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": _context(scene, pose, r.name, ev, notes)}]
+        why = ""
+        for _attempt in range(2):
+            reply = client.chat(messages)
+            tokens += reply.tokens
+            try:
+                summary, changes = read_changes(scene, pose, parse_json_reply(reply.content))
+            except PlanInvalid as e:
+                why = str(e)
             else:
-                unsolved.append(f"{' '.join(map(str, key))}: the model's repair was refused ({why})")
+                check = verify_changes(project, scene, state, key, changes, reports)
+                if check["ok"]:
+                    proposals.append(save_proposal(project, Proposal(
+                        f"state:{state_id}", r.name, list(key), summary, changes, "model", check)))
+                    break
+                why = (f"verification refused it: fixes the failure {check['fixes_target']}, "
+                       f"new required failures {check['new_required_failures']}")
+            messages += [{"role": "assistant", "content": reply.content[:4000]},
+                         {"role": "user", "content": f"That repair was refused: {why}. Reply with a corrected one."}]
+        else:
+            unsolved.append(f"{' '.join(map(str, key))}: the model's repair was refused ({why})")
     record_step(project, "propose repairs", {"state": state_id, "proposals": [p.id for p in proposals],
-                                             "unsolved": unsolved}, tokens, time.monotonic() - t0)
+                                         "unsolved": unsolved}, tokens, time.monotonic() - t0)
     return proposals, unsolved

@@ -32,7 +32,7 @@ from studio.store.project import Project
 from studio.timeline.storyboard import State, get_state
 
 from .errors import AgentError
-from .repairs import Proposal, failure_key, save_proposal, verify_changes
+from .repairs import Proposal, distinct_failures, save_proposal, verify_changes
 from .verify import check_pose
 
 MARGIN = 1e-3          # metres beyond the evidence's push distance
@@ -248,27 +248,20 @@ def propose_offline(project: Project, state_id: str, reports: list[Report] | Non
         raise AgentError(f"{project.path}: no state {state_id!r}")
     pose = state.pose.completed(scene)
     reports = reports if reports is not None else check_pose(project, scene, pose, state.frame, state_id)
-    proposals, unsolved, seen = [], [], set()
-    for r in reports:
-        if r.verdict != "fail" or r.name not in RULES:
-            continue
-        for ev in r.evidence:
-            key = failure_key(r.name, ev)
-            if key in seen:
-                continue
-            seen.add(key)
-            if r.name == "NoPenetration":
-                cands = penetration_candidates(project, scene, pose, ev)
-            elif r.name == "Supported":
-                cands = floating_candidates(project, scene, pose, ev, state.frame, project.get_doc("plan"))
-            else:
-                cands = joint_candidates(scene, pose, ev)
-            for summary, changes in cands:
-                check = verify_changes(project, scene, state, key, changes, reports)
-                if check["ok"]:
-                    p = Proposal(f"state:{state_id}", r.name, list(key), summary, changes, "offline", check)
-                    proposals.append(save_proposal(project, p) if store else p)
-                    break
-            else:
-                unsolved.append(f"{' '.join(map(str, key))}: no candidate repair passed verification")
+    proposals, unsolved = [], []
+    for r, ev, key in distinct_failures(reports, RULES):
+        if r.name == "NoPenetration":
+            cands = penetration_candidates(project, scene, pose, ev)
+        elif r.name == "Supported":
+            cands = floating_candidates(project, scene, pose, ev, state.frame, project.get_doc("plan"))
+        else:
+            cands = joint_candidates(scene, pose, ev)
+        for summary, changes in cands:
+            check = verify_changes(project, scene, state, key, changes, reports)
+            if check["ok"]:
+                p = Proposal(f"state:{state_id}", r.name, list(key), summary, changes, "offline", check)
+                proposals.append(save_proposal(project, p) if store else p)
+                break
+        else:
+            unsolved.append(f"{' '.join(map(str, key))}: no candidate repair passed verification")
     return proposals, unsolved

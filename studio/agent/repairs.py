@@ -42,6 +42,19 @@ def failure_key(check: str, ev: dict) -> tuple:
                               sort_keys=True))
 
 
+def distinct_failures(reports: list[Report], names: tuple[str, ...]):
+    """Each failing (report, evidence, key) of the named checks once, by failure key."""
+    seen: set[tuple] = set()
+    for r in reports:
+        if r.verdict != "fail" or r.name not in names:
+            continue
+        for ev in r.evidence:
+            key = failure_key(r.name, ev)
+            if key not in seen:
+                seen.add(key)
+                yield r, ev, key
+
+
 def failures(reports: list[Report], names: tuple[str, ...] | None = None) -> set[tuple]:
     """The failure keys of failing reports (an errored check is one failure of its own)."""
     out: set[tuple] = set()
