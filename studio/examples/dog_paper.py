@@ -26,10 +26,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from studio.scene.io import save_scene
 from studio.scene.ir import Body, Camera, Geometry, Joint, Material, NamedFrame, Scene, Transform
-from studio.scene.meshes import build_body_mesh
 from studio.store.project import Project
+
+from .common import create_project
 
 LEGS = ("fl", "fr", "hl", "hr")
 HIP_X, HIP_Y, HIP_Z = 0.2, 0.07, -0.06          # hips in the torso frame (x sign: front +, hind -)
@@ -118,9 +118,4 @@ def build_scene() -> Scene:
 
 def create(path: str | Path) -> Project:
     """A new project folder holding the dog scene (fps 24, frames from 1001), meshes cached."""
-    project = Project.create(path, name="dog_paper", fps=24, frame_start=1001)
-    scene = build_scene()
-    save_scene(project, scene, actor="example", action="build dog and newspaper scene")
-    for body in scene.bodies:
-        build_body_mesh(body, project.path)
-    return project
+    return create_project(path, build_scene(), "build dog and newspaper scene")

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.scene.io import save_scene
 from studio.scene.ir import Body, Camera, Geometry, Material, NamedFrame, Scene, Transform
-from studio.scene.meshes import build_body_mesh
 from studio.scene.robot import add_robot
 from studio.store.project import Project
+
+from .common import create_project
 
 WALL_THICKNESS, DOOR_WIDTH, DOOR_HEIGHT = 0.15, 0.9, 2.1
 PANEL_WIDTH, PANEL_DEPTH, PANEL_THICKNESS = 1.2, 0.6, 0.02
@@ -78,9 +78,4 @@ def build_scene() -> Scene:
 
 def create(path: str | Path) -> Project:
     """A new project folder holding the doorway scene (fps 24, frames from 1001), meshes cached."""
-    project = Project.create(path, name="doorway", fps=24, frame_start=1001)
-    scene = build_scene()
-    save_scene(project, scene, actor="example", action="build doorway scene")
-    for body in scene.bodies:
-        build_body_mesh(body, project.path)
-    return project
+    return create_project(path, build_scene(), "build doorway scene")

@@ -23,12 +23,12 @@ import numpy as np
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.pose import Pose, Tracks
-from studio.scene.transforms import from_7, quat_from_axis_angle, quat_mul, to_7
+from studio.scene.transforms import from_7, quat_from_axis_angle, to_7
 from studio.store.project import Project
 from studio.timeline.commands import BakeSegment, CommandStack, SetState
 from studio.timeline.footsteps import plan_footsteps
 from studio.timeline.ik import Goal, frame_pose, solve_ik
-from studio.timeline.interpolate import cubic, ease, interpolate_poses
+from studio.timeline.interpolate import ease, interpolate_poses
 from studio.timeline.plan import save_plan
 from studio.timeline.storyboard import State, get_state
 from studio.timeline.walk import centre_of_mass, place_feet, walk

@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from studio.scene.io import save_scene
 from studio.scene.ir import Body, Camera, Geometry, Material, NamedFrame, Scene, Transform
-from studio.scene.meshes import build_body_mesh
 from studio.store.project import Project
+
+from .common import create_project
 
 MARBLE_RADIUS = 0.012
 RAMP_LENGTH, RAMP_WIDTH, RAIL_HEIGHT, PLATE = 0.5, 0.05, 0.012, 0.006
@@ -136,9 +136,4 @@ def simulation_scene(scene: Scene) -> Scene:
 
 def create(path: str | Path) -> Project:
     """A new project folder holding the marble run scene (fps 24, frames from 1001), meshes cached."""
-    project = Project.create(path, name="marble_run", fps=24, frame_start=1001)
-    scene = build_scene()
-    save_scene(project, scene, actor="example", action="build marble run scene")
-    for body in scene.bodies:
-        build_body_mesh(body, project.path)
-    return project
+    return create_project(path, build_scene(), "build marble run scene")

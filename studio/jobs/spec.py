@@ -21,7 +21,6 @@ from studio.store.project import Project, write_atomic
 from studio.timeline.film import load_film_tracks
 from studio.timeline.storyboard import content_hash, list_states
 
-from .queue import write_spec  # noqa: F401  (re-exported: specs are written beside their files)
 
 SPEC_VERSION = 1
 ENGINES = ("BLENDER_WORKBENCH", "CYCLES")

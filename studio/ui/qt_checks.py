@@ -3,7 +3,7 @@ the state at the playhead, with its verdict, how much evidence it found and
 how long it took; a Verify button runs the verifiers on a worker."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)

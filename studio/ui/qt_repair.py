@@ -15,7 +15,6 @@ from studio.agent.errors import AgentError
 from studio.agent.repairs import ApplyRepair, apply_changes, get_proposal, list_proposals, reject
 from studio.scene.kinematics import pose_world
 from studio.store.project import Project
-from studio.timeline.commands import CommandStack
 from studio.timeline.storyboard import get_state
 
 from .playhead import Playhead
