@@ -3,10 +3,10 @@
 Builds a 20-body film (each body ~2,000 triangles: resting, sliding and spinning,
 stacked, carried, bouncing, flying, and one body sliding through another) and
 a 60-body variant, then prints pair-frames per second, seconds per film, peak
-memory, the speed-up over a naive exact scorer (per-frame trimesh
-CollisionManager on python-fcl plus exact signed distance for depth, run on
-a subset of frames and extrapolated, run last so its memory does not count), and the time to re-verify an edited
-48-frame interval. Run: .venv/bin/python bench/bench_verify.py [--quick]
+memory, the time to re-verify an edited 48-frame interval, and the speed-up
+over a naive exact scorer (per-frame trimesh CollisionManager on python-fcl
+plus exact signed distance for depth; run last, on a subset of frames, and
+extrapolated). Run: .venv/bin/python bench/bench_verify.py [--quick]
 """
 from __future__ import annotations
 
