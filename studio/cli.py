@@ -6,13 +6,11 @@ import argparse
 import signal
 import sys
 
-from studio import __version__, commands
-from studio.commands import EXIT_BAD_INPUT, CommandError
-from studio.scene.ir import IRError
-from studio.store.project import ProjectError
+from studio import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from studio import commands
     parser = argparse.ArgumentParser(prog="studio", description="Keypose Studio: pose-to-pose 4D authoring.")
     parser.add_argument("--version", action="version", version=f"studio {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -24,6 +22,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE") and argv is None:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)    # `studio score ... | head` ends quietly
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"studio {__version__}")     # answered before the sub-commands load their libraries
+        return 0
+    from studio.commands import EXIT_BAD_INPUT, CommandError
+    from studio.scene.ir import IRError
+    from studio.store.project import ProjectError
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
