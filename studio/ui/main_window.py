@@ -54,6 +54,9 @@ class MainWindow(QMainWindow):
         act = file.addAction("&Open Project…")
         act.setShortcut(QKeySequence.StandardKey.Open)
         act.triggered.connect(self.choose_project)
+        self.export_action = file.addAction("&Export…")
+        self.export_action.setEnabled(False)
+        self.export_action.triggered.connect(self.export_film)
         self.settings_action = file.addAction("&Settings…")
         self.settings_action.triggered.connect(self.show_settings)
         file.addSeparator()
@@ -149,6 +152,7 @@ class MainWindow(QMainWindow):
                 if area == Qt.DockWidgetArea.BottomDockWidgetArea:
                     self.tabifyDockWidget(board, dock)
         board.raise_()
+        self.export_action.setEnabled("Jobs" in self.panels)
         self._views = [self.viewport, self.scrubber, self.storyboard, *self.panels.values()]
         self.qsession.changed.connect(self._on_changed)
         self._on_changed()
@@ -167,6 +171,12 @@ class MainWindow(QMainWindow):
         self.playhead.set_range(*s.frame_range())
         self.progress.setText(progress_text(s))
 
+    def export_film(self) -> None:
+        """The film and its .blend into a chosen folder, through the Jobs panel (gate first)."""
+        jobs = getattr(self, "panels", {}).get("Jobs")
+        if jobs is not None:
+            jobs.exporter.choose()
+
     def show_settings(self) -> None:
         from .qt_settings import QtSettings
         QtSettings(self).exec()
@@ -175,6 +185,7 @@ class MainWindow(QMainWindow):
         if self.session is None:
             return
         self.playhead.set_playing(False)
+        self.export_action.setEnabled(False)
         for view in self._views:
             closer = getattr(view, "close_view", None) or getattr(view, "close_viewport", None)
             if closer:

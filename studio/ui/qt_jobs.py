@@ -17,6 +17,7 @@ from studio.jobs.local import LocalRunner
 from studio.jobs.spec import still_spec, video_spec
 from studio.store.project import Project
 
+from .qt_export import QtExport
 from .qt_session import QtSession
 from .worker import Worker
 
@@ -71,13 +72,18 @@ class QtJobs(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.resume_button = QPushButton("Resume / Retry")
         self.open_button = QPushButton("Open output")
+        self.export_button = QPushButton("Export…")
+        self.exporter = QtExport(qsession, self._start_export_job, self)
+        self.exporter.message.connect(self.message)
+        self.export_button.clicked.connect(self.exporter.choose)
         self.stills_button.clicked.connect(self.render_stills)
         self.preview_button.clicked.connect(self.render_preview)
         self.cancel_button.clicked.connect(self.cancel_selected)
         self.resume_button.clicked.connect(self.resume_selected)
         self.open_button.clicked.connect(self.open_output)
         bar = QHBoxLayout()
-        for w in (self.stills_button, self.preview_button, self.cancel_button, self.resume_button, self.outputs, self.open_button):
+        for w in (self.stills_button, self.preview_button, self.export_button, self.cancel_button,
+                  self.resume_button, self.outputs, self.open_button):
             bar.addWidget(w)
         bar.addStretch(1)
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -164,6 +170,11 @@ class QtJobs(QWidget):
     def start(self, job_id: int) -> None:
         self._runner().start(job_id)
         self.message.emit(f"job {job_id} started")
+
+    def _start_export_job(self, job_id: int) -> None:
+        self.start(job_id)
+        self.reload()
+        self.select_job(job_id)
 
     def render_stills(self) -> None:
         """Every state through every camera; the stills land on the storyboard cards."""

@@ -1,0 +1,87 @@
+"""What File › Export… decides, without Qt, so a test calls it as the window does.
+
+The same gate and jobs as `studio export PATH --video OUT --blend OUT`: the
+film as an MP4 and the .blend, delivered into one folder the person chose.
+While the required checks fail the export is refused, unless the person
+accepts the exceptions; then, once both jobs have succeeded, a delivery
+report listing each failing check and its evidence goes beside the outputs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.jobs import queue
+from studio.jobs.deliver import check_destination
+from studio.jobs.export_gate import GateResult, film_gate, write_delivery_report
+from studio.jobs.spec import blend_spec, video_spec
+from studio.store.project import Project
+
+VIDEO_NAME, BLEND_NAME = "film.mp4", "film.blend"
+
+
+class ExportRefused(ValueError):
+    """The required checks fail and the person has not accepted the exceptions."""
+
+
+@dataclass
+class Export:
+    folder: Path
+    gate: GateResult
+    with_exceptions: bool = False
+    jobs: list[int] = field(default_factory=list)
+
+    @property
+    def video(self) -> Path:
+        return self.folder / VIDEO_NAME
+
+    @property
+    def blend(self) -> Path:
+        return self.folder / BLEND_NAME
+
+    @property
+    def refused(self) -> bool:
+        return not self.gate.ok and not self.with_exceptions
+
+    @property
+    def failing(self) -> list[str]:
+        return list(self.gate.reasons) if not self.gate.ok else []
+
+
+def plan_export(project: Project, folder: str | Path) -> Export:
+    """Ask the gate about the current film; refuse early a folder that cannot be written (DeliveryError)."""
+    folder = Path(folder).resolve()
+    for name in (VIDEO_NAME, BLEND_NAME):
+        check_destination(folder / name)
+    return Export(folder, film_gate(project))
+
+
+def submit_export(project: Project, export: Export, settings: dict) -> list[int]:
+    """Queue the film render and the .blend (not started); nothing is queued if either cannot be built."""
+    if export.refused:
+        raise ExportRefused("export refused, the required checks do not pass: " + "; ".join(export.failing))
+    engine = settings.get("render_engine") or "BLENDER_WORKBENCH"
+    film = queue.submit(project, "film", lambda d: video_spec(project, d, "film", None, engine,
+                                                              deliver_to=str(export.video)))
+    try:
+        blend = queue.submit(project, "export_blend", lambda d: blend_spec(project, d, str(export.blend)))
+    except BaseException:
+        queue.finish(project, film.id, "cancelled", error="the .blend of this export could not be queued")
+        raise
+    export.jobs = [film.id, blend.id]
+    return export.jobs
+
+
+def finish_export(project: Project, export: Export) -> str | None:
+    """None while a job of the export runs; then what happened, writing the delivery report if with exceptions."""
+    jobs = [queue.get_job(project, j) for j in export.jobs]
+    if not jobs or not all(j.finished for j in jobs):
+        return None
+    for j in jobs:
+        if j.state != "succeeded":
+            return f"export failed: job {j.id} ({j.kind}) {j.state}: {j.error}"
+    outputs = [str(export.video), str(export.blend)]
+    if export.gate.ok:
+        return f"exported {export.video} and {export.blend}"
+    jpath, _ = write_delivery_report(export.folder, export.gate, outputs)
+    return f"exported WITH EXCEPTIONS ({'; '.join(export.failing)}); delivery report {jpath}"

@@ -1,0 +1,98 @@
+"""Export from the window: the gate decides (headless), the dialog offers exceptions, real Blender jobs deliver."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from studio.jobs import queue
+from studio.jobs.deliver import DeliveryError
+from studio.scene.io import load_scene, save_scene
+from studio.scene.pose import Tracks
+from studio.store.reports import REQUIRED, Report, save_reports
+from studio.timeline.film import load_film_tracks, save_segment
+from studio.ui.export import ExportRefused, finish_export, plan_export, submit_export
+from ui_scenes import add_boxes
+
+
+def baked(project, failing: bool):
+    """Two states, 25 held frames between them at 160x90, and film reports on those very tracks."""
+    add_boxes(project, states=2)
+    scene = load_scene(project)
+    scene.cameras[0].resolution = [160, 90]
+    save_scene(project, scene)
+    from studio.timeline.storyboard import get_state
+    pose = get_state(project, "s1").pose.completed(scene)
+    save_segment(project, "s1..s2", Tracks.from_poses(1001, [pose] * 25), tool="hold", bounds_hash="x")
+    reports = [Report(n, "pass") for n in REQUIRED]
+    if failing:
+        reports[2] = Report("NoPenetration", "fail", [{"frame": 1010, "a": "crate", "b": "post", "depth_m": 0.02}])
+    save_reports(project, "film", reports, checked_hash=load_film_tracks(project).hash())
+    return scene
+
+
+def test_failing_required_checks_refuse_the_export_and_queue_nothing(tmp_project, tmp_path):
+    baked(tmp_project, failing=True)
+    export = plan_export(tmp_project, tmp_path / "out")
+    assert export.refused and len(export.failing) == 1 and export.failing[0].startswith("NoPenetration")
+    with pytest.raises(ExportRefused, match="NoPenetration"):
+        submit_export(tmp_project, export, {})
+    assert queue.list_jobs(tmp_project) == []
+    export.with_exceptions = True
+    film, blend = submit_export(tmp_project, export, {})
+    jobs = {j.id: j for j in queue.list_jobs(tmp_project)}
+    assert (jobs[film].kind, jobs[blend].kind) == ("film", "export_blend")
+    assert jobs[film].spec["deliver"] == {"out/film.mp4": str(tmp_path / "out" / "film.mp4")}
+    assert jobs[blend].spec["deliver"] == {"out/film.blend": str(tmp_path / "out" / "film.blend")}
+    assert finish_export(tmp_project, export) is None           # queued, not finished
+    assert not (tmp_path / "out" / "delivery-report.json").exists()
+
+
+def test_passing_checks_export_directly_and_a_file_is_no_folder(tmp_project, tmp_path):
+    baked(tmp_project, failing=False)
+    export = plan_export(tmp_project, tmp_path / "out")
+    assert not export.refused and export.failing == []
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(DeliveryError, match="is a file"):
+        plan_export(tmp_project, tmp_path / "plain")
+
+
+def test_stale_reports_refuse_the_export(tmp_project, tmp_path):
+    scene = baked(tmp_project, failing=False)
+    from studio.timeline.storyboard import get_state
+    pose = get_state(tmp_project, "s2").pose.completed(scene)
+    save_segment(tmp_project, "s1..s2", Tracks.from_poses(1001, [pose] * 25), tool="hold", bounds_hash="y")
+    export = plan_export(tmp_project, tmp_path / "out")
+    assert export.refused and "verify again" in export.failing[0]
+
+
+@pytest.mark.gui
+@pytest.mark.blender
+def test_refused_export_offers_exceptions_and_delivers_with_a_report(qtbot, tmp_project, tmp_path):
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    baked(tmp_project, failing=True)
+    w = MainWindow(Session.open(tmp_project.path))
+    qtbot.addWidget(w)
+    w.show()
+    assert w.export_action.isEnabled()
+    exporter = w.panels["Jobs"].exporter
+    out = tmp_path / "delivered"
+    exporter.export_to(out)
+    box = exporter.refusal
+    assert box is not None and box.isVisible()
+    assert "NoPenetration" in box.informativeText()
+    assert queue.list_jobs(tmp_project) == []                   # refused: nothing queued
+    [accept] = [b for b in box.buttons() if b.text() == "Export with exceptions"]
+    with qtbot.waitSignal(exporter.message, timeout=180000,
+                          check_params_cb=lambda m: m.startswith(("exported", "export failed"))) as said:
+        accept.click()
+    assert said.args[0].startswith("exported WITH EXCEPTIONS"), said.args[0]
+    assert [j.state for j in queue.list_jobs(w.session.project)] == ["succeeded", "succeeded"]
+    assert (out / "film.mp4").stat().st_size > 1000
+    assert (out / "film.blend").read_bytes()[:7] == b"BLENDER" or \
+        (out / "film.blend").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"      # plain or zstd-compressed
+    report = json.loads((out / "delivery-report.json").read_text())
+    assert report["exported_with_exceptions"] and report["reasons"][0].startswith("NoPenetration")
+    assert report["failing_checks"][0]["evidence"][0]["frame"] == 1010
+    assert "crate" in (out / "delivery-report.md").read_text()
