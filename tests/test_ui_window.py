@@ -8,7 +8,8 @@ from PySide6.QtCore import QPoint, Qt
 from studio.store.reports import Report, save_reports
 from studio.timeline.reviews import list_reviews
 from studio.ui.main_window import MainWindow
-from studio.ui.qt_viewport import BACKGROUND, FAILURE_COLORS
+from studio.ui.failures import ADVISORY_SHADE, REQUIRED_SHADES
+from studio.ui.qt_viewport import ADVISORY_COLOR, BACKGROUND, FAILURE_COLORS
 from studio.ui.session import Session
 from ui_scenes import add_boxes
 
@@ -105,7 +106,10 @@ def test_pins_sit_at_failing_frames_and_a_click_lands_there(window, qtbot, tmp_p
         Report("Supported", "fail", [{"frame": 1040, "body": "crate"}])], checked_hash="x")
     settle(qtbot, window, lambda: sorted(window.session.failures_at) == [1030, 1040])
     bar = window.scrubber.bar
-    assert window.scrubber.pins_label.text() == "2 failing frames"
+    assert window.scrubber.pins_label.text() == "1 required / 1 advisory failing frame"
+    image = bar.grab().toImage()                  # the stems: required red, advisory muted amber
+    assert image.pixelColor(int(bar.x_of(1030)), 12).name() == REQUIRED_SHADES["penetration"]
+    assert image.pixelColor(int(bar.x_of(1040)), 12).name() == ADVISORY_SHADE
     x = int(bar.x_of(1030))
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton,
                      pos=QPoint(x, 6))
@@ -119,6 +123,6 @@ def test_pins_sit_at_failing_frames_and_a_click_lands_there(window, qtbot, tmp_p
     assert red > 0.01, "the penetrating pair is not drawn red"
     window.scrubber.goto_pin(+1)
     assert window.playhead.frame == 1040
-    assert window.viewport.body_color("crate") == pytest.approx(FAILURE_COLORS["floating"], abs=0.01)
+    assert window.viewport.body_color("crate") == pytest.approx(ADVISORY_COLOR, abs=0.01)
     rows = window.panels["Checks"].rows()
     assert ("film", "NoPenetration", "required", "fail", "1", "0.00") in rows

@@ -88,3 +88,28 @@ def by_frame(failures: list[Failure]) -> dict[int, list[Failure]]:
     for f in failures:
         out.setdefault(f.frame, []).append(f)
     return out
+
+
+# Pin shades (hex, so the model stays Qt-free): required failures by kind, every advisory one muted amber.
+REQUIRED_SHADES = {"penetration": "#e03131", "joint": "#d6336c", "floating": "#e03131", "other": "#e03131"}
+ADVISORY_SHADE = "#a8874a"
+
+
+def pin_shade(f: Failure) -> str:
+    """Red-family for a required check (it blocks export), muted amber for an advisory one."""
+    return REQUIRED_SHADES.get(f.kind, REQUIRED_SHADES["other"]) if f.required else ADVISORY_SHADE
+
+
+def failing_frame_counts(failures_at: dict[int, list[Failure]]) -> tuple[int, int]:
+    """(frames failing a required check, frames failing an advisory check); a frame may count in both."""
+    required = sum(1 for fails in failures_at.values() if any(f.required for f in fails))
+    advisory = sum(1 for fails in failures_at.values() if any(not f.required for f in fails))
+    return required, advisory
+
+
+def pins_text(failures_at: dict[int, list[Failure]]) -> str:
+    """The scrubber's count, e.g. '0 required / 306 advisory failing frames'."""
+    if not failures_at:
+        return "no failures"
+    required, advisory = failing_frame_counts(failures_at)
+    return f"{required} required / {advisory} advisory failing frame{'s' if max(required, advisory) != 1 else ''}"

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QLine, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
-from .failures import Failure
+from .failures import Failure, pin_shade, pins_text
 from .playhead import Playhead
 from .qt_session import QtSession
 
-PIN_COLORS = {"penetration": QColor("#e03131"), "floating": QColor("#f08c00"), "joint": QColor("#d6336c"),
-              "other": QColor("#e03131")}
 PIN_HIT_PX = 5
 MARGIN = 10
 
@@ -72,10 +70,10 @@ class PinBar(QWidget):
             x = int(self.x_of(s.frame))
             p.drawLine(x, mid + 4, x, h - 4)
         groups: dict[tuple[str, bool], list[int]] = {}
-        for x, f in self.columns().items():     # pins: a stem and a head above the bar, batched per kind
-            groups.setdefault((f.kind, f.required), []).append(x)
-        for (kind, required), xs in groups.items():
-            c = PIN_COLORS.get(kind, PIN_COLORS["other"])
+        for x, f in self.columns().items():     # pins: a stem and a head above the bar, batched per shade
+            groups.setdefault((pin_shade(f), f.required), []).append(x)
+        for (shade, required), xs in groups.items():
+            c = QColor(shade)
             p.setPen(QPen(c, 1))
             p.drawLines([QLine(x, 8, x, mid - 3) for x in xs])
             p.setBrush(c if required else Qt.BrushStyle.NoBrush)
@@ -141,12 +139,16 @@ class QtScrubber(QWidget):
         self.frame_box.valueChanged.connect(playhead.set_frame)
         self.bar = PinBar(qsession, playhead)
         self.pins_label = QLabel("")
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(4, 2, 4, 2)
+        controls = QHBoxLayout()       # the controls above, so the bar keeps the whole width of the view
         for wdg in (self.play_button, self.prev_pin, self.next_pin, self.frame_box):
-            lay.addWidget(wdg)
-        lay.addWidget(self.bar, 1)
-        lay.addWidget(self.pins_label)
+            controls.addWidget(wdg)
+        controls.addStretch(1)
+        controls.addWidget(self.pins_label)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        lay.setSpacing(2)
+        lay.addLayout(controls)
+        lay.addWidget(self.bar)
         self.timer = QTimer(self)
         self.timer.timeout.connect(lambda: playhead.step(1))
         playhead.frame_changed.connect(self._on_frame)
@@ -171,8 +173,7 @@ class QtScrubber(QWidget):
             self.timer.stop()
 
     def _count_pins(self) -> None:
-        n = len(self.session.failures_at)
-        self.pins_label.setText(f"{n} failing frame{'s' if n != 1 else ''}" if n else "no failures")
+        self.pins_label.setText(pins_text(self.session.failures_at))
 
     def goto_pin(self, direction: int) -> None:
         frames = sorted(self.session.failures_at)

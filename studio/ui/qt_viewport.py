@@ -5,8 +5,9 @@ are made here on the GUI thread); scrubbing only rewrites each actor's user
 matrix from the session's cached world matrices and requests a render, so a
 frame costs a few matrix copies however many triangles the scene has.
 Verifier failures at the frame recolour the bodies involved: penetrating pairs
-red (labelled with their depth), floating bodies orange, joints past their
-limits magenta. The camera follows the current shot, or orbits freely.
+red (labelled with their depth), joints past their limits magenta; bodies
+failing only advisory checks (e.g. floating) muted amber. A left click
+without drag selects the body under the cursor. The camera follows the current shot, or orbits freely.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from .worker import Worker
 
 FAILURE_COLORS = {"penetration": (0.9, 0.1, 0.1), "floating": (1.0, 0.55, 0.0), "joint": (0.9, 0.0, 0.9),
                   "other": (0.9, 0.1, 0.1)}
+ADVISORY_COLOR = (0.66, 0.53, 0.29)      # muted amber: an advisory check fails; it does not block export
 SELECTED_COLOR = (1.0, 0.9, 0.2)
 BACKGROUND = (0.16, 0.17, 0.19)
 GHOST_COLOR = (0.3, 0.95, 0.4)
@@ -152,10 +154,12 @@ class QtViewport(QWidget):
         for b in self.playhead.selected:
             if b in colors:
                 colors[b] = SELECTED_COLOR
-        for f in sorted(fails, key=lambda f: f.kind != "penetration"):   # penetration wins
+        # painted in rising order of weight, so a required failure wins over an advisory one on a body,
+        # and penetration wins among the required
+        for f in sorted(fails, key=lambda f: (f.required, f.kind == "penetration")):
             for b in f.bodies:
                 if b in colors:
-                    colors[b] = FAILURE_COLORS[f.kind]
+                    colors[b] = FAILURE_COLORS[f.kind] if f.required else ADVISORY_COLOR
         for name, actor in self.actors.items():
             actor.prop.color = colors[name]
         self.plotter.remove_actor("failure-labels", render=False)
