@@ -11,14 +11,15 @@ from studio.timeline.reviews import latest_review
 
 
 @pytest.mark.blender
-def test_demo_makes_the_marble_run_film_and_exports_it(tmp_path, capsys):
-    code = main(["demo", "marble_run", "--out", str(tmp_path), "--resolution", "64x36"])
+def test_demo_makes_the_marble_run_film_and_exports_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)           # a relative --out, as `make run` gives it
+    code = main(["demo", "marble_run", "--out", "out", "--resolution", "64x36"])
     out = capsys.readouterr().out
     assert code == 0, out
     for stage in ("scene", "plan", "storyboard", "stills", "review", "motion", "verify film", "render film", "export"):
         assert f"\n{stage:<14} " in out
     assert "required pass" in out
-    project = tmp_path / "marble_run"
+    project = tmp_path / "out" / "marble_run"
     with Project.open(project) as p:
         tracks = load_film_tracks(p)
         assert latest_review(p, "in_cup").verdict == "approve"

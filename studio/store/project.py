@@ -71,7 +71,7 @@ class Project:
     """An open project. Use `Project.create` or `Project.open`."""
 
     def __init__(self, path: Path, db: sqlite_utils.Database):
-        self.path = Path(path)
+        self.path = Path(path).absolute()   # job specs and workers run from other folders
         self.db = db
         self._listeners: list = []
 
