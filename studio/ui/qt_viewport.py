@@ -23,6 +23,7 @@ from vtkmodules.vtkCommonMath import vtkMatrix4x4
 from studio.scene.meshes import scene_meshes
 
 from .playhead import Playhead
+from .qt_pick import BodyPicker
 from .qt_session import QtSession
 from .worker import Worker
 
@@ -82,7 +83,8 @@ class QtViewport(QWidget):
         qsession.film_changed.connect(self.show_frame)
         qsession.changed.connect(self._on_changed)
         playhead.frame_changed.connect(self.show_frame)
-        playhead.selection_changed.connect(lambda _b: self._draw_failures(force=True))
+        playhead.selection_changed.connect(self._on_selection)
+        self.picker = BodyPicker(self.plotter, lambda: self.actors, playhead)
         self.rebuild()
 
     # ---- building --------------------------------------------------------
@@ -130,7 +132,7 @@ class QtViewport(QWidget):
                 m.DeepCopy(w.ravel())
         self._draw_failures()
         self._apply_camera()
-        self.caption.setText(f"frame {frame}")
+        self._caption()
         self.plotter.render()
 
     def set_world(self, world: dict[str, np.ndarray]) -> None:
@@ -140,6 +142,21 @@ class QtViewport(QWidget):
             if w is not None:
                 m.DeepCopy(w.ravel())
         self.plotter.render()
+
+    def _on_selection(self, _bodies) -> None:
+        self._draw_failures(force=True)
+        self._caption()
+        self.plotter.render()
+
+    def _caption(self) -> None:
+        """The frame, the selected bodies and what fails on them here."""
+        frame, selected = self.playhead.frame, self.playhead.selected
+        text = f"frame {frame}"
+        if selected:
+            fails = [f for f in self.session.failures_at.get(frame, []) if set(f.bodies) & set(selected)]
+            text += f" · selected {', '.join(selected)}"
+            text += "".join(f" · {'' if f.required else 'advisory '}{f.check}: {f.text}" for f in fails[:3])
+        self.caption.setText(text)
 
     def _on_changed(self) -> None:
         self.show_frame()
@@ -231,4 +248,5 @@ class QtViewport(QWidget):
 
     def close_viewport(self) -> None:
         self._generation += 1
+        self.picker.detach()
         self.plotter.close()

@@ -1,0 +1,83 @@
+"""Click a body in the real VTK viewport: it is selected, highlighted, and named in the caption."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from studio.store.reports import Report, save_reports
+from studio.ui.main_window import MainWindow
+from studio.ui.qt_viewport import ADVISORY_COLOR, SELECTED_COLOR
+from studio.ui.session import Session
+from ui_scenes import add_boxes
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def window(qtbot, tmp_project):
+    add_boxes(tmp_project, states=3)
+    w = MainWindow(Session.open(tmp_project.path))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitUntil(lambda: len(w.viewport.actors) == 4, timeout=15000)
+    return w
+
+
+def on_screen(viewport, body: str) -> QPoint:
+    """Where the centre of `body`'s drawn box lands on the interactor widget (Qt pixels, origin top-left)."""
+    b = viewport.actors[body].GetBounds()            # world bounds, the actor's user matrix included
+    r = viewport.plotter.renderer
+    r.SetWorldPoint((b[0] + b[1]) / 2, (b[2] + b[3]) / 2, (b[4] + b[5]) / 2, 1.0)
+    r.WorldToDisplay()
+    x, y, _ = r.GetDisplayPoint()
+    widget = viewport.plotter.interactor
+    ratio = widget.devicePixelRatioF()
+    return QPoint(round(x / ratio), round(widget.height() - y / ratio))
+
+
+def click(qtbot, viewport, pos: QPoint, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    qtbot.mouseClick(viewport.plotter.interactor, Qt.MouseButton.LeftButton, modifier, pos)
+
+
+def test_clicking_a_body_selects_and_highlights_it(window, qtbot):
+    vp = window.viewport
+    crate = on_screen(vp, "crate")
+    assert vp.picker.body_at(crate.x(), vp.plotter.interactor.height() - crate.y()) == "crate"
+    click(qtbot, vp, crate)
+    assert window.playhead.selected == ("crate",)
+    assert vp.body_color("crate") == pytest.approx(SELECTED_COLOR, abs=0.01)
+    assert vp.body_color("post") != pytest.approx(SELECTED_COLOR, abs=0.01)
+    assert "selected crate" in vp.caption.text()
+    click(qtbot, vp, on_screen(vp, "post"), Qt.KeyboardModifier.ShiftModifier)     # Shift adds
+    assert window.playhead.selected == ("crate", "post")
+    click(qtbot, vp, on_screen(vp, "post"))                                          # a plain click replaces
+    assert window.playhead.selected == ("post",)
+    assert vp.body_color("crate") != pytest.approx(SELECTED_COLOR, abs=0.01)
+    click(qtbot, vp, QPoint(3, 3))                    # the background corner: nothing selected
+    assert window.playhead.selected == ()
+    assert vp.caption.text() == f"frame {window.playhead.frame}"
+
+
+def test_a_drag_orbits_and_selects_nothing(window, qtbot):
+    vp = window.viewport
+    vp.camera_mode.setCurrentIndex(1)                 # free orbit
+    crate = on_screen(vp, "crate")
+    before = tuple(vp.plotter.camera.position)
+    widget = vp.plotter.interactor
+    qtbot.mousePress(widget, Qt.MouseButton.LeftButton, pos=crate)
+    qtbot.mouseMove(widget, crate + QPoint(40, 10))
+    qtbot.mouseRelease(widget, Qt.MouseButton.LeftButton, pos=crate + QPoint(60, 15))
+    assert window.playhead.selected == ()
+    assert tuple(vp.plotter.camera.position) != pytest.approx(before)
+
+
+def test_the_caption_names_what_fails_on_the_selected_body(window, qtbot):
+    save_reports(window.session.project, "state:s1", [Report("Supported", "fail", [{"body": "crate"}])],
+                 checked_hash="x")
+    qtbot.waitUntil(lambda: 1001 in window.session.failures_at, timeout=5000)
+    vp = window.viewport
+    click(qtbot, vp, on_screen(vp, "crate"))
+    assert window.playhead.selected == ("crate",)
+    assert "advisory Supported: crate floats" in vp.caption.text()
+    assert vp.body_color("crate") == pytest.approx(ADVISORY_COLOR, abs=0.01)    # its failure shows over the highlight
