@@ -16,6 +16,7 @@ from studio.cli import main
 from studio.jobs import queue
 from studio.scene.kinematics import tracks_world
 from studio.store.project import Project, sha256_file
+from studio.timeline.film import film_hash
 from studio.store.reports import REQUIRED, Report, save_reports
 from studio.timeline.storyboard import list_states
 
@@ -85,7 +86,7 @@ def test_preview_is_an_h264_mp4_with_the_projects_frames_rate_and_size(film):
 def test_export_blend_reopens_with_the_scene_and_pose_at_every_storyboard_frame(film, tmp_path):
     path, scene, tracks = film
     with Project.open(path) as p:
-        save_reports(p, "film", [Report(n, "pass") for n in REQUIRED], checked_hash=tracks.hash())
+        save_reports(p, "film", [Report(n, "pass") for n in REQUIRED], checked_hash=film_hash(p))
     blend, video = tmp_path / "deliver" / "film.blend", tmp_path / "deliver" / "film.mp4"
     assert main(["export", str(path), "--blend", str(blend), "--video", str(video), "--quiet"]) == 0
     assert not (tmp_path / "deliver" / "delivery-report.json").exists()   # checks passed: no exceptions
@@ -127,7 +128,7 @@ def test_export_with_exceptions_writes_a_delivery_report(film, tmp_path, capsys)
     with Project.open(path) as p:
         reports = [Report(n, "pass") for n in REQUIRED if n != "NoPenetration"]
         reports.append(Report("NoPenetration", "fail", [{"frame": 1005, "a": "arm", "b": "floor", "depth_m": 0.004}]))
-        save_reports(p, "film", reports, checked_hash=tracks.hash())
+        save_reports(p, "film", reports, checked_hash=film_hash(p))
     blend = tmp_path / "film.blend"
     assert main(["export", str(path), "--blend", str(blend), "--quiet"]) == 1
     assert "NoPenetration: fail" in capsys.readouterr().err and not blend.exists()

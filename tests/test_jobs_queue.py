@@ -14,6 +14,7 @@ from studio.jobs import queue, spec as specs
 from studio.jobs.contract import check_done, missing_frames
 from studio.jobs.export_gate import film_gate, write_delivery_report
 from studio.store.project import sha256_file
+from studio.timeline.film import film_hash
 from studio.store.reports import REQUIRED, Report, save_reports
 
 
@@ -126,7 +127,7 @@ def test_export_gate_reads_film_reports_for_these_tracks(tmp_project, tmp_path):
     save_reports(tmp_project, "film", _reports({}), checked_hash="0" * 64)
     gate = film_gate(tmp_project)
     assert not gate.ok and "computed for other tracks" in gate.reasons[0]
-    save_reports(tmp_project, "film", _reports({"NoPenetration": "fail"}), checked_hash=tracks.hash())
+    save_reports(tmp_project, "film", _reports({"NoPenetration": "fail"}), checked_hash=film_hash(tmp_project))
     gate = film_gate(tmp_project)
     assert not gate.ok and gate.reasons == ["NoPenetration: fail"]
     j, m = write_delivery_report(tmp_path, gate, [str(tmp_path / "film.blend")])
@@ -134,13 +135,13 @@ def test_export_gate_reads_film_reports_for_these_tracks(tmp_project, tmp_path):
     assert [c["name"] for c in data["failing_checks"]] == ["NoPenetration"]
     assert data["failing_checks"][0]["evidence"][0]["depth_m"] == 0.012
     assert "NoPenetration: fail" in m.read_text() and '"depth_m": 0.012' in m.read_text()
-    save_reports(tmp_project, "film", _reports({}), checked_hash=tracks.hash())
+    save_reports(tmp_project, "film", _reports({}), checked_hash=film_hash(tmp_project))
     assert film_gate(tmp_project).ok
 
 
 def test_export_refused_while_required_checks_fail(tmp_project, tmp_path, capsys):
     _, tracks = film_project(tmp_project)
-    save_reports(tmp_project, "film", _reports({"JointLimits": "fail"}), checked_hash=tracks.hash())
+    save_reports(tmp_project, "film", _reports({"JointLimits": "fail"}), checked_hash=film_hash(tmp_project))
     out = tmp_path / "out" / "film.blend"
     code = main(["export", str(tmp_project.path), "--blend", str(out)])
     assert code == 1

@@ -93,3 +93,26 @@ def test_score_table_sets_the_films_beside_their_single_pass_baselines(capsys):
     base_mean = next(line for line in lines if line.startswith("mean of 3 single-pass")).split()
     assert film_mean[4] == "0.0%"                                  # penetration across the films
     assert float(base_mean[-3].rstrip("%")) > float(film_mean[-3].rstrip("%"))
+
+
+@pytest.mark.parametrize("name", FILMS)
+def test_export_gate_is_open_for_each_film_as_verified(name):
+    from studio.jobs.export_gate import film_gate
+    with Project.open(ROOT / "projects" / name) as p:
+        gate = film_gate(p)
+    assert gate.ok, gate.reasons
+
+
+@pytest.mark.blender
+def test_studio_export_delivers_a_verified_film_without_exceptions(tmp_path):
+    import shutil
+    from studio.cli import main
+    copy = tmp_path / "marble_run"
+    shutil.copytree(ROOT / "projects" / "marble_run", copy, ignore=shutil.ignore_patterns("jobs"))
+    out = tmp_path / "delivery"
+    assert main(["export", str(copy), "--blend", str(out / "marble.blend"), "--video", str(out / "marble.mp4"),
+                 "--resolution", "64x36", "--quiet"]) == 0
+    assert not (out / "delivery-report.json").exists()
+    with av.open(str(out / "marble.mp4")) as c:
+        assert sum(1 for _ in c.decode(video=0)) == 120
+    assert (out / "marble.blend").stat().st_size > 100_000

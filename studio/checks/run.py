@@ -16,12 +16,12 @@ import traceback
 
 import trimesh
 
-from studio.scene.ir import Scene, canonical_hash
+from studio.scene.ir import Scene
 from studio.scene.io import load_scene
 from studio.scene.meshes import scene_design_id, scene_meshes
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
-from studio.timeline.film import load_film_tracks
+from studio.timeline.film import film_binding, load_film_tracks
 from studio.timeline.storyboard import get_state, list_states
 
 from . import (contact_slip, continuity, events, joint_limits, penetration, support_margin, supported,
@@ -70,7 +70,7 @@ def approved_states(project: Project) -> list[tuple[int, Pose, str]]:
 
 
 def film_hash(tracks: Tracks, scene: Scene, plan: dict | None) -> str:
-    return canonical_hash({"tracks": tracks.hash(), "design": scene_design_id(scene), "plan": plan})[:16]
+    return film_binding(tracks, scene_design_id(scene), plan)
 
 
 def verify_film(project: Project, cache: ContactCache | None = None) -> list[Report]:

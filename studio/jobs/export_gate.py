@@ -9,7 +9,7 @@ from pathlib import Path
 
 from studio.store.project import Project, now, write_atomic
 from studio.store.reports import Report, failing_required, load_reports
-from studio.timeline.film import load_film_tracks
+from studio.timeline.film import film_hash, load_film_tracks
 
 
 @dataclass
@@ -26,7 +26,7 @@ def film_gate(project: Project) -> GateResult:
     if tracks is None:
         return GateResult(False, ["no baked tracks: there is no film to export yet"])
     reports, checked = load_reports(project, "film")
-    h = tracks.hash()
+    h = film_hash(project)          # tracks, design and plan, as the verifiers bind their reports
     if not reports:
         return GateResult(False, ["no film reports: run `studio verify` on the film first"], [], h)
     if checked != h:

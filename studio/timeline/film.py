@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from studio.scene.io import load_scene
+from studio.scene.ir import canonical_hash
+from studio.scene.meshes import scene_design_id
 from studio.scene.pose import Tracks
 from studio.store.project import Project, now
 
@@ -61,17 +64,17 @@ def load_film_tracks(project: Project) -> Tracks | None:
     return film
 
 
+def film_binding(tracks: Tracks, design: str, plan: dict | None) -> str:
+    """What film reports are bound to: the joined tracks, the scene design and the plan."""
+    return canonical_hash({"tracks": tracks.hash(), "design": design, "plan": plan})[:16]
+
+
 def film_hash(project: Project) -> str | None:
-    """What film reports are bound to: the joined tracks, the scene design and the plan
-    (the same formula as studio.checks.run.film_hash). None if nothing is baked."""
-    from studio.scene.io import load_scene
-    from studio.scene.ir import canonical_hash
-    from studio.scene.meshes import scene_design_id
+    """film_binding of the project's current film; None if nothing (or nothing joinable) is baked."""
     try:
         tracks = load_film_tracks(project)
     except ValueError:
         return None
     if tracks is None:
         return None
-    return canonical_hash({"tracks": tracks.hash(), "design": scene_design_id(load_scene(project)),
-                           "plan": project.get_doc("plan")})[:16]
+    return film_binding(tracks, scene_design_id(load_scene(project)), project.get_doc("plan"))
