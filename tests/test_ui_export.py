@@ -10,8 +10,8 @@ from studio.jobs.deliver import DeliveryError
 from studio.scene.io import load_scene, save_scene
 from studio.scene.pose import Tracks
 from studio.store.reports import REQUIRED, Report, save_reports
-from studio.timeline.film import load_film_tracks, save_segment
-from studio.ui.export import ExportRefused, finish_export, plan_export, submit_export
+from studio.timeline.film import film_hash, save_segment
+from studio.ui.export import ExportRefused, finish_export, plan_export, queue_blend_check, submit_export
 from ui_scenes import add_boxes
 
 
@@ -27,7 +27,7 @@ def baked(project, failing: bool):
     reports = [Report(n, "pass") for n in REQUIRED]
     if failing:
         reports[2] = Report("NoPenetration", "fail", [{"frame": 1010, "a": "crate", "b": "post", "depth_m": 0.02}])
-    save_reports(project, "film", reports, checked_hash=load_film_tracks(project).hash())
+    save_reports(project, "film", reports, checked_hash=film_hash(project))
     return scene
 
 
@@ -45,6 +45,7 @@ def test_failing_required_checks_refuse_the_export_and_queue_nothing(tmp_project
     assert jobs[film].spec["deliver"] == {"out/film.mp4": str(tmp_path / "out" / "film.mp4")}
     assert jobs[blend].spec["deliver"] == {"out/film.blend": str(tmp_path / "out" / "film.blend")}
     assert finish_export(tmp_project, export) is None           # queued, not finished
+    assert queue_blend_check(tmp_project, export) is None       # the .blend is checked only once it exists
     assert not (tmp_path / "out" / "delivery-report.json").exists()
 
 
@@ -88,7 +89,9 @@ def test_refused_export_offers_exceptions_and_delivers_with_a_report(qtbot, tmp_
                           check_params_cb=lambda m: m.startswith(("exported", "export failed"))) as said:
         accept.click()
     assert said.args[0].startswith("exported WITH EXCEPTIONS"), said.args[0]
-    assert [j.state for j in queue.list_jobs(w.session.project)] == ["succeeded", "succeeded"]
+    assert "checked the .blend at 2 storyboard frames" in said.args[0]      # reopened in a fresh worker
+    assert sorted((j.kind, j.state) for j in queue.list_jobs(w.session.project)) == \
+        [("export_blend", "succeeded"), ("film", "succeeded"), ("verify", "succeeded")]
     assert (out / "film.mp4").stat().st_size > 1000
     assert (out / "film.blend").read_bytes()[:7] == b"BLENDER" or \
         (out / "film.blend").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"      # plain or zstd-compressed

@@ -8,14 +8,19 @@ report listing each failing check and its evidence goes beside the outputs.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.jobs import queue
+from studio.jobs.blend_check import compare
 from studio.jobs.deliver import check_destination
 from studio.jobs.export_gate import GateResult, film_gate, write_delivery_report
-from studio.jobs.spec import blend_spec, video_spec
+from studio.jobs.spec import blend_spec, verify_spec, video_spec
+from studio.scene.io import load_scene
+from studio.scene.pose import Tracks
 from studio.store.project import Project
+from studio.timeline.storyboard import list_states
 
 VIDEO_NAME, BLEND_NAME = "film.mp4", "film.blend"
 
@@ -29,7 +34,9 @@ class Export:
     folder: Path
     gate: GateResult
     with_exceptions: bool = False
-    jobs: list[int] = field(default_factory=list)
+    jobs: list[int] = field(default_factory=list)      # the film render, then the .blend
+    check_job: int | None = None                        # reopening the .blend, once both succeeded
+    frames: list[int] = field(default_factory=list)     # the frames that check compares
 
     @property
     def video(self) -> Path:
@@ -72,6 +79,25 @@ def submit_export(project: Project, export: Export, settings: dict) -> list[int]
     return export.jobs
 
 
+def queue_blend_check(project: Project, export: Export) -> int | None:
+    """Once the film and the .blend have succeeded, queue the .blend's reopening (once); its job id."""
+    if export.check_job is not None or len(export.jobs) != 2:
+        return None
+    jobs = [queue.get_job(project, j) for j in export.jobs]
+    if not all(j.state == "succeeded" for j in jobs):
+        return None
+    tracks = exported_tracks(project, export)
+    export.frames = sorted({s.frame for s in list_states(project) if tracks.frame_start <= s.frame <= tracks.frame_end}
+                           | {tracks.frame_start, tracks.frame_end})
+    export.check_job = queue.submit(project, "verify", lambda d: verify_spec(export.blend, export.frames)).id
+    return export.check_job
+
+
+def exported_tracks(project: Project, export: Export) -> Tracks:
+    """The tracks the .blend was made from (its job's copy), even if the film has been edited since."""
+    return Tracks.from_bytes((queue.job_dir(project, export.jobs[1]) / "tracks.npz").read_bytes())
+
+
 def finish_export(project: Project, export: Export) -> str | None:
     """None while a job of the export runs; then what happened, writing the delivery report if with exceptions."""
     jobs = [queue.get_job(project, j) for j in export.jobs]
@@ -80,8 +106,21 @@ def finish_export(project: Project, export: Export) -> str | None:
     for j in jobs:
         if j.state != "succeeded":
             return f"export failed: job {j.id} ({j.kind}) {j.state}: {j.error}"
+    if export.check_job is None:
+        return None                                     # the .blend's check is about to be queued
+    check = queue.get_job(project, export.check_job)
+    if not check.finished:
+        return None
+    if check.state != "succeeded":
+        return f"export failed: reopening {export.blend} (job {check.id}) {check.state}: {check.error}"
+    description = json.loads((queue.job_dir(project, check.id) / "out" / "inspect.json").read_text())
+    problems, worst = compare(load_scene(project), exported_tracks(project, export), description, export.frames)
+    if problems:
+        return f"export failed: the exported .blend does not match the scene: {'; '.join(problems[:5])}"
+    checked = (f"checked the .blend at {len(export.frames)} storyboard frames, max error "
+               f"{worst['max_position_error_m']:.1e} m")
     outputs = [str(export.video), str(export.blend)]
     if export.gate.ok:
-        return f"exported {export.video} and {export.blend}"
+        return f"exported {export.video} and {export.blend}; {checked}"
     jpath, _ = write_delivery_report(export.folder, export.gate, outputs)
-    return f"exported WITH EXCEPTIONS ({'; '.join(export.failing)}); delivery report {jpath}"
+    return f"exported WITH EXCEPTIONS ({'; '.join(export.failing)}); {checked}; delivery report {jpath}"

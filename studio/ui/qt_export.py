@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from studio.jobs.deliver import DeliveryError
 from studio.store.settings import load_settings
 
-from .export import Export, finish_export, plan_export, submit_export
+from .export import Export, finish_export, plan_export, queue_blend_check, submit_export
 from .qt_session import QtSession
 
 EXCEPTIONS_TEXT = "Export with exceptions"
@@ -80,6 +80,14 @@ class QtExport(QObject):
 
     def _check_done(self) -> None:
         for export in list(self.pending):
+            try:
+                check = queue_blend_check(self.session.project, export)
+            except Exception as e:      # e.g. the .blend job's folder was removed: say why, stop waiting
+                self.pending.remove(export)
+                self.message.emit(f"export failed: cannot check {export.blend}: {e}")
+                continue
+            if check is not None:
+                self.start_job(check)
             text = finish_export(self.session.project, export)
             if text is not None:
                 self.pending.remove(export)
