@@ -1,6 +1,7 @@
 """Click a body in the real VTK viewport: it is selected, highlighted, and named in the caption."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
@@ -24,11 +25,16 @@ def window(qtbot, tmp_project):
     return w
 
 
-def on_screen(viewport, body: str) -> QPoint:
-    """Where the centre of `body`'s drawn box lands on the interactor widget (Qt pixels, origin top-left)."""
-    b = viewport.actors[body].GetBounds()            # world bounds, the actor's user matrix included
+def on_screen(viewport, body: str, local=None) -> QPoint:
+    """Where the centre of `body`'s drawn box (or a point given in its own frame) lands on the
+    interactor widget (Qt pixels, origin top-left)."""
+    if local is None:
+        b = viewport.actors[body].GetBounds()        # world bounds, the actor's user matrix included
+        point = ((b[0] + b[1]) / 2, (b[2] + b[3]) / 2, (b[4] + b[5]) / 2)
+    else:
+        point = (viewport.session.world_at(viewport.playhead.frame)[body] @ np.array([*local, 1.0]))[:3]
     r = viewport.plotter.renderer
-    r.SetWorldPoint((b[0] + b[1]) / 2, (b[2] + b[3]) / 2, (b[4] + b[5]) / 2, 1.0)
+    r.SetWorldPoint(*point, 1.0)
     r.WorldToDisplay()
     x, y, _ = r.GetDisplayPoint()
     widget = viewport.plotter.interactor
@@ -49,6 +55,8 @@ def test_clicking_a_body_selects_and_highlights_it(window, qtbot):
     assert vp.body_color("crate") == pytest.approx(SELECTED_COLOR, abs=0.01)
     assert vp.body_color("post") != pytest.approx(SELECTED_COLOR, abs=0.01)
     assert "selected crate" in vp.caption.text()
+    pose = window.panels["Pose"]                      # the pose dock marks the rows that move it
+    assert [k for k, label in pose.labels.items() if "bold" in label.styleSheet()] == ["crate"]
     click(qtbot, vp, on_screen(vp, "post"), Qt.KeyboardModifier.ShiftModifier)     # Shift adds
     assert window.playhead.selected == ("crate", "post")
     click(qtbot, vp, on_screen(vp, "post"))                                          # a plain click replaces
@@ -80,4 +88,17 @@ def test_the_caption_names_what_fails_on_the_selected_body(window, qtbot):
     click(qtbot, vp, on_screen(vp, "crate"))
     assert window.playhead.selected == ("crate",)
     assert "advisory Supported: crate floats" in vp.caption.text()
+    checks = window.panels["Checks"]                  # its row in the Checks table turns bold
+    bold = [checks.table.item(i, 1).text() for i in range(checks.table.rowCount())
+            if checks.table.item(i, 0).text() == "state:s1" and checks.table.item(i, 1).font().bold()]
+    assert bold == ["Supported"]
     assert vp.body_color("crate") == pytest.approx(ADVISORY_COLOR, abs=0.01)    # its failure shows over the highlight
+
+
+def test_clicking_a_jointed_link_marks_its_joint_in_the_pose_dock(window, qtbot):
+    vp = window.viewport
+    vp.camera_mode.setCurrentIndex(1)                 # free orbit, framing the whole scene
+    click(qtbot, vp, on_screen(vp, "arm", local=(0.6, 0.0, 0.0)))
+    assert window.playhead.selected == ("arm",)
+    pose = window.panels["Pose"]
+    assert [k for k, label in pose.labels.items() if "bold" in label.styleSheet()] == ["shoulder"]

@@ -1,6 +1,7 @@
 """The checks table: every required and advisory verifier of the film and of
 the state at the playhead, with its verdict, how much evidence it found and
-how long it took; a Verify button runs the verifiers on a worker."""
+how long it took; a Verify button runs the verifiers on a worker. Checks whose
+evidence names a body selected in the viewport are shown in bold."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -62,6 +63,7 @@ class QtChecks(QWidget):
         self.worker: Worker | None = None
         qsession.changed.connect(self.reload)
         playhead.frame_changed.connect(self._on_frame)
+        playhead.selection_changed.connect(lambda _b: self.reload())
         self._shown_targets: list[str] = []
         self.reload()
 
@@ -92,15 +94,26 @@ class QtChecks(QWidget):
                     rows.append((target, name, kind, r.verdict, str(len(r.evidence)), f"{r.seconds:.2f}"))
         return rows
 
+    def concerning(self) -> set[tuple[str, str]]:
+        """(target, check) of every failure whose evidence names a selected body."""
+        selected = set(self.playhead.selected)
+        return {(f.target, f.check) for f in self.session.failures if selected & set(f.bodies)}
+
     def reload(self) -> None:
         self._shown_targets = self.targets()
         rows = self.rows()
+        concerned = self.concerning()
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
             for j, value in enumerate(row):
                 item = QTableWidgetItem(value)
                 if j == 3:
                     item.setForeground(QColor(VERDICT_COLORS.get(value, "#e6e6e6")))
+                if (row[0], row[1]) in concerned:
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                    item.setToolTip(f"{row[1]} names {', '.join(self.playhead.selected)}")
                 self.table.setItem(i, j, item)
         self.table.resizeColumnsToContents()
 

@@ -1,6 +1,7 @@
 """The pose of the state at the playhead, as numbers: each root's position and
 each joint's value (with its limits). Apply runs one SetPose command, so the
-edit is undoable and its card turns stale if it had been approved."""
+edit is undoable and its card turns stale if it had been approved. The rows
+that move the bodies selected in the viewport are shown in bold."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -31,7 +32,7 @@ class QtPose(QWidget):
         self.title = QLabel("")
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
-        scroll = QScrollArea()
+        scroll = self.scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.form_host)
         self.apply_button = QPushButton("Apply pose")
@@ -48,11 +49,13 @@ class QtPose(QWidget):
         lay.addLayout(bar)
         self.roots: dict[str, list[QDoubleSpinBox]] = {}
         self.joints: dict[str, list[QDoubleSpinBox]] = {}
+        self.labels: dict[str, QLabel] = {}          # root body or joint name -> its row's label
         self._state_id = ""
         self.dirty = False              # edited and not applied: a refresh must not wipe the edit
         qsession.scene_changed.connect(self.rebuild)
         qsession.changed.connect(self.load)
         playhead.frame_changed.connect(self._on_frame)
+        playhead.selection_changed.connect(self.show_selected)
         self.rebuild()
 
     def rebuild(self) -> None:
@@ -61,6 +64,7 @@ class QtPose(QWidget):
             self.form.removeRow(0)
         self.roots.clear()
         self.joints.clear()
+        self.labels.clear()
         scene = self.session.scene
         for name in scene.roots:
             if scene.body(name).is_static:
@@ -69,7 +73,8 @@ class QtPose(QWidget):
             row = QHBoxLayout()
             for b in boxes:
                 row.addWidget(b)
-            self.form.addRow(f"{name} x y z (m)", row)
+            self.labels[name] = QLabel(f"{name} x y z (m)")
+            self.form.addRow(self.labels[name], row)
             self.roots[name] = boxes
         for j in scene.joints:
             if j.type == "fixed":
@@ -80,9 +85,26 @@ class QtPose(QWidget):
             for b in boxes:
                 row.addWidget(b)
             unit = "m" if j.type == "prismatic" else "rad"
-            self.form.addRow(f"{j.name} ({unit}) [{j.lower:+.2f}, {j.upper:+.2f}]", row)
+            self.labels[j.name] = QLabel(f"{j.name} ({unit}) [{j.lower:+.2f}, {j.upper:+.2f}]")
+            self.form.addRow(self.labels[j.name], row)
             self.joints[j.name] = boxes
         self.load(force=True)
+        self.show_selected(self.playhead.selected)
+
+    def rows_of(self, bodies) -> list[str]:
+        """The rows that move `bodies`: a root's own position, or the joint a body hangs from."""
+        scene = self.session.scene
+        out = [b for b in bodies if b in self.roots]
+        out += [j.name for j in scene.joints if j.child in bodies and j.name in self.joints]
+        return out
+
+    def show_selected(self, bodies) -> None:
+        marked = set(self.rows_of(bodies))
+        for key, label in self.labels.items():
+            label.setStyleSheet("font-weight: bold" if key in marked else "")
+        if marked:
+            first = next(k for k in self.labels if k in marked)
+            self.scroll.ensureWidgetVisible(self.labels[first])
 
     def _watched(self, box: QDoubleSpinBox) -> QDoubleSpinBox:
         box.valueChanged.connect(self._edited)
