@@ -99,3 +99,23 @@ def test_refused_export_offers_exceptions_and_delivers_with_a_report(qtbot, tmp_
     assert report["exported_with_exceptions"] and report["reasons"][0].startswith("NoPenetration")
     assert report["failing_checks"][0]["evidence"][0]["frame"] == 1010
     assert "crate" in (out / "delivery-report.md").read_text()
+
+
+@pytest.mark.gui
+@pytest.mark.blender
+def test_passing_checks_export_from_the_jobs_panel_without_a_dialog_or_report(qtbot, tmp_project, tmp_path):
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    baked(tmp_project, failing=False)
+    w = MainWindow(Session.open(tmp_project.path))
+    qtbot.addWidget(w)
+    jobs = w.panels["Jobs"]
+    out = tmp_path / "clean"
+    with qtbot.waitSignal(jobs.message, timeout=180000,
+                          check_params_cb=lambda m: m.startswith(("exported", "export failed"))) as said:
+        jobs.exporter.export_to(out)
+        assert jobs.exporter.refusal is None                  # nothing to accept: straight to the jobs
+        assert jobs.table.rowCount() == 2
+    assert said.args[0].startswith(f"exported {out / 'film.mp4'} and {out / 'film.blend'}"), said.args[0]
+    assert (out / "film.mp4").stat().st_size > 1000 and (out / "film.blend").stat().st_size > 1000
+    assert not (out / "delivery-report.json").exists()
