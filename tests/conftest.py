@@ -16,3 +16,23 @@ def tmp_project(tmp_path):
     p = Project.create(tmp_path / "proj", name="test")
     yield p
     p.close()
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_windows(request):
+    """A GUI test must close every top-level window it opened (qtbot.addWidget does)."""
+    if request.node.get_closest_marker("gui") is None:
+        yield
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent
+    from PySide6.QtWidgets import QApplication
+    app = QApplication.instance()
+    before = {id(w) for w in app.topLevelWidgets()} if app else set()
+    yield
+    app = QApplication.instance()
+    if app is None:
+        return
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    app.processEvents()
+    leaked = [w for w in app.topLevelWidgets() if id(w) not in before and w.isVisible()]
+    assert not leaked, f"the test left windows open: {[type(w).__name__ for w in leaked]}"
