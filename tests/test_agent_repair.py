@@ -110,6 +110,21 @@ def test_rejecting_a_proposal_changes_nothing_but_is_logged(broken):
         reject(broken, by_check(proposals)["NoPenetration"].id, "  ")
 
 
+def test_a_rejection_is_one_undoable_command(broken):
+    proposals, _ = propose_offline(broken, "carry")
+    target = by_check(proposals)["JointLimits"]
+    stack = CommandStack()
+    reject(broken, target.id, "the elbow is fine", stack=stack)
+    assert stack.undo_label == f"Undo reject repair {target.id} ({target.summary})"
+    assert get_proposal(broken, target.id).status == "rejected"
+    stack.undo()
+    p = get_proposal(broken, target.id)
+    assert (p.status, p.note) == ("proposed", "")
+    assert broken.audit_log(1)[0]["action"] == "undo reject repair"
+    stack.redo()
+    assert get_proposal(broken, target.id).status == "rejected"
+
+
 def test_a_stale_proposal_is_refused_on_approval(broken):
     proposals, _ = propose_offline(broken, "carry")
     push = by_check(proposals)["NoPenetration"]

@@ -201,14 +201,28 @@ def approve(project: Project, repair_id: int, stack: CommandStack | None = None,
     return (stack or CommandStack()).run(ApplyRepair(project, repair_id, reviewer))
 
 
-def reject(project: Project, repair_id: int, note: str, reviewer: str = "person") -> None:
-    """Turn a proposal down with a note; the state is not touched."""
-    p = get_proposal(project, repair_id)
-    if p.status != "proposed":
-        raise AgentError(f"repair {repair_id} is {p.status}; only a proposed repair can be rejected")
-    if not note.strip():
-        raise AgentError(f"repair {repair_id}: say why it is rejected (--note), so the next proposal can do better")
-    _set_status(project, repair_id, "rejected", note, reviewer, "reject repair")
+class RejectRepair(Command):
+    """Turn a proposal down with a note (the state is not touched); undo re-opens it."""
+
+    def __init__(self, project: Project, repair_id: int, note: str, reviewer: str = "person"):
+        p = get_proposal(project, repair_id)
+        if p.status != "proposed":
+            raise AgentError(f"repair {repair_id} is {p.status}; only a proposed repair can be rejected")
+        if not note.strip():
+            raise AgentError(f"repair {repair_id}: say why it is rejected (--note), so the next proposal can do better")
+        self.project, self.repair_id, self.note, self.reviewer = project, repair_id, note, reviewer
+        self.label = f"reject repair {repair_id} ({p.summary})"
+
+    def do(self) -> None:
+        _set_status(self.project, self.repair_id, "rejected", self.note, self.reviewer, "reject repair")
+
+    def undo(self) -> None:
+        _set_status(self.project, self.repair_id, "proposed", "", self.reviewer, "undo reject repair")
+
+
+def reject(project: Project, repair_id: int, note: str, reviewer: str = "person",
+           stack: CommandStack | None = None) -> RejectRepair:
+    return (stack or CommandStack()).run(RejectRepair(project, repair_id, note, reviewer))
 
 
 def rejection_notes(project: Project, target: str) -> list[str]:

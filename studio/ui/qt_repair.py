@@ -149,7 +149,7 @@ class QtRepair(QWidget):
     def reject(self) -> None:
         rid = self.selected_id()
         try:
-            reject(self.session.project, rid, self.note.text())
+            reject(self.session.project, rid, self.note.text(), stack=self.stack_of())
         except AgentError as e:
             self.message.emit(str(e))
             return
