@@ -50,10 +50,11 @@ def forward(scene: Scene, roots: dict[str, np.ndarray], joints: dict[str, np.nda
         j = by_child.get(body)
         if j is None:
             t = roots.get(body)
-            world[body] = (np.broadcast_to(from_7(np.asarray(t, float)), (n_frames, 4, 4)).copy()
-                           if t is not None else np.tile(np.eye(4), (n_frames, 1, 1)))
-            if t is not None and np.asarray(t).ndim == 2:
-                world[body] = from_7(np.asarray(t, float))
+            if t is None:
+                world[body] = np.tile(np.eye(4), (n_frames, 1, 1))
+            else:
+                m = from_7(np.asarray(t, float))       # (4,4) for one transform, (F,4,4) per frame
+                world[body] = m if m.ndim == 3 else np.broadcast_to(m, (n_frames, 4, 4)).copy()
             continue
         origin = from_7(np.asarray(j.origin.as_list()))
         q = joints.get(j.name)
