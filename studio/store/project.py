@@ -121,10 +121,12 @@ class Project:
     @staticmethod
     def _inspect(dbfile: Path) -> int:
         """Read the schema version without writing anything; refuse what is not ours."""
-        with open(dbfile, "rb") as f:
-            header = f.read(16)
-        if header != b"SQLite format 3\x00":
-            raise ProjectError(f"{dbfile}: not an SQLite database (the file is corrupt or of another kind)")
+        # No plain open() of the file here: closing it would drop the SQLite locks this
+        # process holds on it through an open connection (POSIX locks are per process),
+        # and another process closing the project would then delete the WAL under it.
+        not_sqlite = f"{dbfile}: not an SQLite database (the file is corrupt or of another kind)"
+        if dbfile.stat().st_size < 100:
+            raise ProjectError(not_sqlite)
         # With no WAL beside it the file holds everything: read it as immutable so
         # that a refusal leaves no -wal/-shm files behind.
         wal = dbfile.with_name(dbfile.name + "-wal")
@@ -138,6 +140,8 @@ class Project:
                 conn.close()
         except sqlite3.DatabaseError as e:
             msg = str(e)
+            if "file is not a database" in msg:
+                raise ProjectError(not_sqlite) from None
             if "no such table" in msg:
                 raise ProjectError(f"{dbfile}: an SQLite database, but not a Keypose project (no meta table)") from None
             raise ProjectError(f"{dbfile}: the database is corrupt ({msg})") from None
