@@ -14,8 +14,8 @@ class CommandError(Exception):
 
 
 def _registrars():
-    from . import agent, board, demo, project, render, selftest, verify
-    return [project.register, board.register, verify.register, render.register, agent.register,
+    from . import agent, bake, board, demo, project, render, selftest, verify
+    return [project.register, board.register, verify.register, render.register, bake.register, agent.register,
             demo.register, selftest.register]
 
 

@@ -21,6 +21,7 @@ from studio.store.project import Project
 from studio.store.settings import load_settings
 
 from . import queue
+from .bake_spec import BakeSpecError, bake_command
 from .contract import MARKER, check_done, missing_frames, present_outputs
 from .deliver import DeliveryError, deliver
 from .worker_process import BlenderMissing, WorkerRun, kill_process_group, worker_command
@@ -55,6 +56,13 @@ def attempt_spec(job: queue.Job, folder) -> dict:
     return spec
 
 
+def job_command(job: queue.Job, settings: dict | None = None) -> list[str]:
+    """Render kinds run in the Blender worker; a bake runs in the studio's own Python."""
+    if job.kind == "bake":
+        return bake_command(job.spec)
+    return worker_command(settings if settings is not None else load_settings())
+
+
 def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
             settings: dict | None = None) -> queue.Job:
     """Run one queued job to the end with the done contract; return the finished Job."""
@@ -68,8 +76,8 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
         raise queue.JobError(f"job {job_id} is {job.state}, not queued")
     folder = queue.job_dir(project, job_id)
     try:
-        command = worker_command(settings if settings is not None else load_settings())
-    except BlenderMissing as e:
+        command = job_command(job, settings)
+    except (BlenderMissing, BakeSpecError) as e:
         queue.finish(project, job_id, "failed", error=str(e))
         raise
     spec = attempt_spec(job, folder)
@@ -91,6 +99,8 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
         if event.get("stage") == "error":
             worker_error.append(event.get("message", "the worker failed"))
         progress = len(expected & reported.keys()) / max(len(expected), 1)
+        if event.get("stage") == "segment" and event.get("total"):   # a bake's segments, before its listing
+            progress = max(progress, 0.95 * event.get("done", 0) / event["total"])
         now = time.monotonic()
         if event.get("stage") in ("frame", "still") and now - last_write[0] < 0.5 and progress < 1:
             pass   # throttle database writes on fast renders; the final state is written below

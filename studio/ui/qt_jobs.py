@@ -12,10 +12,15 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QProgressBar, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from studio.examples import EXAMPLES
 from studio.jobs import queue
+from studio.jobs.bake_spec import bake_spec
 from studio.jobs.local import LocalRunner
 from studio.jobs.spec import still_spec, video_spec
+from studio.scene.io import load_scene
 from studio.store.project import Project
+from studio.timeline.gate import parse_segment, state_status
+from studio.timeline.plan import load_plan, plan_segments
 
 from .qt_export import QtExport
 from .qt_session import QtSession
@@ -49,6 +54,23 @@ def output_paths(project: Project, job: queue.Job) -> list[Path]:
     return out[:200]
 
 
+def approved_segments(project: Project) -> list[str]:
+    """Plan segments whose bounding states would pass the gate."""
+    plan = load_plan(project)
+    if not plan:
+        return []
+    scene = load_scene(project)
+    ok: dict[str, bool] = {}
+    out = []
+    for seg in plan_segments(plan):
+        for sid in parse_segment(seg):
+            if sid not in ok:
+                ok[sid] = state_status(project, sid, scene, plan).ok
+        if all(ok[sid] for sid in parse_segment(seg)):
+            out.append(seg)
+    return out
+
+
 class QtJobs(QWidget):
     message = Signal(str)
 
@@ -67,6 +89,7 @@ class QtJobs(QWidget):
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.outputs = QComboBox()
+        self.bake_button = QPushButton("Bake motion")
         self.stills_button = QPushButton("Render stills")
         self.preview_button = QPushButton("Render preview")
         self.cancel_button = QPushButton("Cancel")
@@ -76,13 +99,14 @@ class QtJobs(QWidget):
         self.exporter = QtExport(qsession, self._start_export_job, self)
         self.exporter.message.connect(self.message)
         self.export_button.clicked.connect(self.exporter.choose)
+        self.bake_button.clicked.connect(self.bake_motion)
         self.stills_button.clicked.connect(self.render_stills)
         self.preview_button.clicked.connect(self.render_preview)
         self.cancel_button.clicked.connect(self.cancel_selected)
         self.resume_button.clicked.connect(self.resume_selected)
         self.open_button.clicked.connect(self.open_output)
         bar = QHBoxLayout()
-        for w in (self.stills_button, self.preview_button, self.export_button, self.cancel_button,
+        for w in (self.bake_button, self.stills_button, self.preview_button, self.export_button, self.cancel_button,
                   self.resume_button, self.outputs, self.open_button):
             bar.addWidget(w)
         bar.addStretch(1)
@@ -175,6 +199,16 @@ class QtJobs(QWidget):
         self.start(job_id)
         self.reload()
         self.select_job(job_id)
+
+    def bake_motion(self) -> int | None:
+        """Every plan segment whose two states are approved, baked in a job process; an
+        example film bakes with its own story, any other scene by interpolation."""
+        segments = approved_segments(self.session.project)
+        if not segments:
+            self.message.emit("nothing to bake: no plan segment has both its states approved, passing and current")
+            return None
+        tool = "story" if self.session.scene.name in EXAMPLES else "interpolate"
+        return self.submit("bake", lambda d: bake_spec(self.session.project, d, segments, tool))
 
     def render_stills(self) -> None:
         """Every state through every camera; the stills land on the storyboard cards."""
