@@ -138,6 +138,17 @@ def test_cancel_terminates_the_worker_and_leaves_no_process(tmp_project):
     assert not (folder / "out" / "film.mp4").exists()
 
 
+def wait_until_rendering(project) -> queue.Job:
+    """The project's first job once it is running and has published a frame."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        jobs = queue.list_jobs(project)
+        if jobs and jobs[0].state == "running" and jobs[0].outputs:
+            return jobs[0]
+        time.sleep(0.2)
+    pytest.fail("the render never got going")
+
+
 def test_a_studio_restart_marks_the_running_job_interrupted_and_resume_finishes_it(tmp_project):
     film_project(tmp_project, n_frames=10, resolution=(160, 90))
     path = tmp_project.path
@@ -145,14 +156,7 @@ def test_a_studio_restart_marks_the_running_job_interrupted_and_resume_finishes_
                             "--samples", "24", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            jobs = queue.list_jobs(tmp_project)
-            if jobs and jobs[0].state == "running" and jobs[0].outputs:
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail("the render never got going")
+        wait_until_rendering(tmp_project)
         os.kill(cli.pid, signal.SIGKILL)        # the studio dies; its Blender worker is orphaned
         cli.wait()
     finally:
@@ -185,15 +189,7 @@ def test_studio_jobs_cancel_stops_a_render_running_in_another_studio(tmp_project
                             "--samples", "24", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            jobs = queue.list_jobs(tmp_project)
-            if jobs and jobs[0].state == "running" and jobs[0].outputs:
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail("the render never got going")
-        job = jobs[0]
+        job = wait_until_rendering(tmp_project)
         out = subprocess.run([str(ROOT / ".venv/bin/studio"), "jobs", str(path), "cancel", str(job.id)],
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0 and f"job {job.id}: cancelled" in out.stdout

@@ -6,23 +6,15 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from studio.store.reports import Report, save_reports
-from studio.ui.main_window import MainWindow
 from studio.ui.qt_viewport import ADVISORY_COLOR, SELECTED_COLOR
-from studio.ui.session import Session
-from ui_scenes import add_boxes
+from ui_scenes import open_window
 
 pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
 def window(qtbot, tmp_project):
-    add_boxes(tmp_project, states=3)
-    w = MainWindow(Session.open(tmp_project.path))
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    qtbot.waitUntil(lambda: len(w.viewport.actors) == 4, timeout=15000)
-    return w
+    return open_window(qtbot, tmp_project)
 
 
 def on_screen(viewport, body: str, local=None) -> QPoint:

@@ -7,11 +7,9 @@ from PySide6.QtCore import QPoint, Qt
 
 from studio.store.reports import Report, save_reports
 from studio.timeline.reviews import list_reviews
-from studio.ui.main_window import MainWindow
 from studio.ui.failures import ADVISORY_SHADE, REQUIRED_SHADES
 from studio.ui.qt_viewport import ADVISORY_COLOR, BACKGROUND, FAILURE_COLORS
-from studio.ui.session import Session
-from ui_scenes import add_boxes
+from ui_scenes import open_window
 
 pytestmark = pytest.mark.gui
 
@@ -25,13 +23,7 @@ def scene_pixels(img: np.ndarray) -> tuple[int, float]:
 
 @pytest.fixture
 def window(qtbot, tmp_project):
-    add_boxes(tmp_project, states=3)
-    w = MainWindow(Session.open(tmp_project.path))
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    qtbot.waitUntil(lambda: len(w.viewport.actors) == 4, timeout=15000)
-    return w
+    return open_window(qtbot, tmp_project)
 
 
 def settle(qtbot, w, until, timeout=5000):

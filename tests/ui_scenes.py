@@ -40,3 +40,16 @@ def add_boxes(project, states: int = 3) -> Scene:
         put_state(project, scene, State(id=f"s{i + 1}", frame=1001 + 24 * i, pose=pose, shot="wide",
                                         description=f"key {i + 1}"))
     return scene
+
+
+def open_window(qtbot, project, states: int = 3):
+    """The studio window on `project` with boxes added, shown at 1200x800, its actors drawn."""
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    add_boxes(project, states=states)
+    w = MainWindow(Session.open(project.path))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitUntil(lambda: len(w.viewport.actors) == 4, timeout=15000)
+    return w
