@@ -1,0 +1,91 @@
+"""Motion tools as data: a plan segment names a tool and its parameters, and one
+generic bake runs it for any scene.
+
+A tool is a name, a one-line description, a JSON schema for its parameters and
+`author(segment, params) -> Authored`. It reads only what the segment gives it
+(the scene, the two approved states, the plan, the project folder for meshes)
+and returns tracks over the segment's frames; channels it leaves out are
+in-betweened by the bake, which also pins the ends to the states exactly and
+refuses tracks that do not aim at them. A tool never clamps or hides what it
+could not do: it raises `MotionError` naming the body, joint or frame, or
+reports it in `Authored.notes`.
+
+Tools register themselves in `MOTION_TOOLS` when their module is imported;
+`motion_tool(name)` imports every tool module once, so callers need only this
+package.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from studio.scene.ir import Scene
+from studio.scene.pose import Pose, Tracks
+
+from ..storyboard import State
+
+
+class MotionError(ValueError):
+    """A motion tool that cannot author its segment; the message names what and where."""
+
+
+@dataclass
+class Segment:
+    """What a motion tool may read: the scene, both bounding states (poses completed), the plan."""
+    id: str                    # "a..b"
+    scene: Scene
+    a: State
+    b: State
+    plan: dict
+    fps: int
+    project_dir: Path
+
+    @property
+    def frames(self) -> int:
+        return self.b.frame - self.a.frame + 1
+
+
+@dataclass
+class Authored:
+    """A tool's result: tracks over a.frame..b.frame (any subset of roots and joints)."""
+    tracks: Tracks
+    attachments: list[dict] = field(default_factory=list)   # {"frame", "body", "start", "end"}
+    notes: list[str] = field(default_factory=list)          # what a person should read (never hidden)
+    end_pose: Pose | None = None                            # e.g. a simulation's own end state
+
+
+@dataclass
+class MotionTool:
+    name: str
+    description: str
+    schema: dict
+    author: Callable[[Segment, dict], Authored]
+
+
+MOTION_TOOLS: dict[str, MotionTool] = {}
+TOOL_MODULES = ("basic",)            # modules under studio.timeline.motion that register tools
+
+
+def register(tool: MotionTool) -> MotionTool:
+    MOTION_TOOLS[tool.name] = tool
+    return tool
+
+
+def _load() -> None:
+    for mod in TOOL_MODULES:
+        importlib.import_module(f"{__name__}.{mod}")
+
+
+def motion_tools() -> dict[str, MotionTool]:
+    """Every registered motion tool, by name."""
+    _load()
+    return dict(sorted(MOTION_TOOLS.items()))
+
+
+def motion_tool(name: str) -> MotionTool:
+    tools = motion_tools()
+    if name not in tools:
+        raise MotionError(f"motion tool {name!r}: expected one of {', '.join(tools)}")
+    return tools[name]
