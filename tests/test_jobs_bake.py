@@ -109,34 +109,28 @@ def test_studio_bake_exit_codes(tmp_project, capsys):
         record_review(tmp_project, sid, "approve", "", "ana", scene)
     assert main(["bake", path, "--segment", "rest..bent"]) == 0
     out = capsys.readouterr().out
-    assert "baked rest..bent (1/1)" in out
+    assert "baked rest..bent with interpolate (1/1)" in out
     assert [r["segment"] for r in list_segments(tmp_project)] == ["rest..bent"]
     assert [j.state for j in queue.list_jobs(tmp_project)] == ["failed", "succeeded"]
 
 
-def test_the_story_tool_bakes_an_example_films_own_motion_and_refuses_other_scenes(tmp_path, tmp_project):
-    from studio.examples.pipeline import modules, verify_state
-    from studio.scene.io import load_scene
-    from studio.store.project import Project
-    from studio.timeline.storyboard import list_states
-    scene_mod, story = modules("marble_run")
-    with scene_mod.create(tmp_path / "marble") as project:
-        story.author_plan(project)
-        story.author_states(project)
-        scene = load_scene(project)
-        for st in list_states(project):
-            verify_state(project, st.id)
-            record_review(project, st.id, "approve", "", "ana", scene)
-    assert main(["bake", str(tmp_path / "marble"), "--tool", "story", "--quiet"]) == 0
-    with Project.open(tmp_path / "marble") as project:
-        rows = {r["segment"]: r for r in list_segments(project)}
-        assert {r["tool"] for r in rows.values()} == {story.TOOL}    # the story's simulation, not an in-between
-        job = queue.list_jobs(project)[-1]
-        listing = json.loads((queue.job_dir(project, job.id) / "out" / "bake.json").read_text())
-        assert {s["segment"]: s["tracks_hash"] for s in listing["segments"]} == \
-            {k: r["hash"] for k, r in rows.items()}
-    author_arm(tmp_project)
-    assert main(["bake", str(tmp_project.path), "--tool", "story", "--quiet"]) == 1
-    job = queue.list_jobs(tmp_project)[-1]
-    assert job.state == "failed" and "the story tool needs one of the examples" in job.error
-    assert list_segments(tmp_project) == []
+def test_each_segment_bakes_with_the_tool_its_plan_names_and_a_tool_that_cannot_fails_the_job(tmp_project):
+    from studio.timeline.plan import load_plan, save_plan
+    scene = author_arm(tmp_project)
+    plan = load_plan(tmp_project)
+    plan["motion"][0].update(tool="hold", params={"blend": 6})
+    save_plan(tmp_project, plan, scene)
+    job = bake(tmp_project)
+    assert job.state == "succeeded", job.error
+    rows = {r["segment"]: r for r in list_segments(tmp_project)}
+    assert {k: r["tool"] for k, r in rows.items()} == {"rest..bent": "hold", "bent..back": "interpolate"}
+    elbow = load_segment(tmp_project, "rest..bent").joints["elbow"]
+    rest = get_state(tmp_project, "rest").pose.completed(scene).joints["elbow"]
+    assert np.all(elbow[:-6] == rest) and elbow[-1] != rest        # held, then moves over the last 6 frames
+    plan["motion"][1].update(tool="hold", params={})                # the two states differ: hold cannot
+    save_plan(tmp_project, plan, scene)
+    before = {k: r["hash"] for k, r in rows.items()}
+    job = bake(tmp_project, ["bent..back"])
+    assert job.state == "failed" and "hold bent..back: the two states differ" in job.error
+    assert {r["segment"]: r["hash"] for r in list_segments(tmp_project)} == before
+

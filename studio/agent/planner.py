@@ -32,9 +32,10 @@ nothing else, with exactly these keys:
  "objects": [{"name", "description"}],
  "events": [{"id", "kind": "contact|grasp|release|reach|enter_region|pass_through|order",
              "subjects": [object names], "window": [first_frame, last_frame], "params": {}, "after": [event ids]}],
- "motion": [{"segment": "A..B", "tool", "notes"}]}
+ "motion": [{"segment": "A..B", "tool", "params": {}, "notes"}]}
 Ids use letters, digits, '_' and '-'. Frames are whole numbers; every state lies
-inside its shot; a segment joins two planned states."""
+inside its shot; a segment joins two planned states; its tool is a motion tool
+of the studio (the tool catalogue lists them with their parameters)."""
 
 
 @dataclass

@@ -1,5 +1,7 @@
 """`studio bake`: motion between approved states, run as a background bake job
-(the same job the Jobs panel's "Bake motion" runs), with its progress printed."""
+(the same job the Jobs panel's "Bake motion" runs), with its progress printed.
+Each segment is authored by the motion tool its plan entry names (interpolate
+when none)."""
 from __future__ import annotations
 
 import sys
@@ -12,8 +14,6 @@ def register(sub) -> None:
     p = sub.add_parser("bake", help="bake motion between approved states as a job (refused by the gate)")
     p.add_argument("path", type=Path)
     p.add_argument("--segment", action="append", help="A..B (repeatable; default: every plan segment)")
-    p.add_argument("--tool", choices=("interpolate", "story"), default="interpolate",
-                   help="interpolate: ease in/out between the states; story: the example film's own motion")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_bake)
 
@@ -29,17 +29,20 @@ def cmd_bake(args) -> int:
         if args.quiet:
             return
         if e.get("stage") == "segment":
-            print(f"  job {job_id}: baked {e['segment']} ({e['done']}/{e['total']})", flush=True)
+            print(f"  job {job_id}: baked {e['segment']} with {e.get('tool', '?')} ({e['done']}/{e['total']})",
+                  flush=True)
+            for note in e.get("notes", []):
+                print(f"    note: {note}", flush=True)
         elif e.get("stage") == "error":
             print(f"  job {job_id}: error: {e.get('message', '')}", flush=True)
 
     with Project.open(args.path) as project:
         recover_jobs(project, {})
         try:
-            job = queue.submit(project, "bake", lambda d: bake_spec(project, d, args.segment, args.tool))
+            job = queue.submit(project, "bake", lambda d: bake_spec(project, d, args.segment))
         except (BakeSpecError, ValueError) as e:
             raise CommandError(str(e), EXIT_BAD_INPUT) from None
-        print(f"job {job.id}: bake queued ({len(job.spec['segments'])} segments, {args.tool})", flush=True)
+        print(f"job {job.id}: bake queued ({len(job.spec['segments'])} segments)", flush=True)
         job = run_job(project, job.id, JobWatch(on_event=on_event), {})
         if job.state == "succeeded":
             print(f"job {job.id}: baked {', '.join(job.spec['segments'])}")

@@ -77,7 +77,7 @@ def plan() -> dict:
              "window": [PUT_DOWN, RELEASE], "params": {"min": lo, "max": hi}, "after": ["picks_up"]},
             {"id": "paper_rests_on_mat", "kind": "contact", "subjects": ["newspaper", "mat"],
              "window": [PUT_DOWN, RELEASE], "params": {}, "after": ["picks_up"]}],
-        "motion": [{"segment": segment_id(a[0], b[0]), "tool": TOOL, "notes": ""} for a, b in zip(STATES, STATES[1:])],
+        "motion": [{"segment": segment_id(a[0], b[0]), "notes": TOOL} for a, b in zip(STATES, STATES[1:])],
     }
 
 

@@ -105,7 +105,7 @@ def plan() -> dict:
             {"id": "story", "kind": "order", "subjects": ["grasp_l", "through_door", "release_l"],
              "window": [F["start"], F["release"]], "params": {}, "after": []},
         ],
-        "motion": [{"segment": f"{a}..{b}", "tool": tool, "notes": ""} for a, b, tool in SEGMENTS],
+        "motion": [{"segment": f"{a}..{b}", "notes": tool} for a, b, tool in SEGMENTS],
     }
 
 

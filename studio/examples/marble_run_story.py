@@ -63,7 +63,7 @@ def plan() -> dict:
              "window": [1095, FRAME_END], "params": {"min": lo, "max": hi}, "after": ["rolls_on_lower_ramp"]},
             {"id": "rests_in_cup", "kind": "contact", "subjects": ["marble", "cup"],
              "window": [FRAME_END, FRAME_END], "params": {}, "after": ["lands_in_cup"]}],
-        "motion": [{"segment": segment_id(a[0], b[0]), "tool": TOOL, "notes": "sampled from one simulation"}
+        "motion": [{"segment": segment_id(a[0], b[0]), "notes": f"{TOOL}, sampled from one simulation"}
                    for a, b in zip(STATES, STATES[1:])],
     }
 

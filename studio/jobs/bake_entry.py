@@ -3,7 +3,8 @@ bake them, write out/bake.json and the finish marker.
 
 Progress goes to stdout as JSON lines, as the Blender worker's does. A gate
 refusal bakes nothing: every segment is checked before the first is stored.
-`run(spec_path, author)` is shared with the example films' story entry.
+Each segment is authored by the motion tool its plan entry names, through the
+one generic bake (`studio.timeline.author`).
 """
 from __future__ import annotations
 
@@ -11,38 +12,23 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable
 
 from studio.scene.io import load_scene
-from studio.scene.ir import Scene
 from studio.store.project import Project, sha256_file, write_atomic
-from studio.timeline.bake import bake_segment
+from studio.timeline.author import author_and_bake, check_params, segment_tool
 from studio.timeline.film import list_segments
-from studio.timeline.gate import GateError, parse_segment, require_storyboards
-from studio.timeline.interpolate import interpolate_poses
-from studio.timeline.storyboard import get_state
+from studio.timeline.gate import GateError, require_storyboards
+from studio.timeline.motion import MotionError
+from studio.timeline.plan import load_plan
 
 from .bake_spec import OUTPUT
 from .contract import MARKER
-
-Author = Callable[[Project, Scene, list, str, Callable[[str], None]], None]
-
 
 def emit(**event) -> None:
     print(json.dumps(event), flush=True)
 
 
-def interpolate(project: Project, scene: Scene, segments: list[str], actor: str,
-                baked: Callable[[str], None]) -> None:
-    """Ease in and out between each segment's two approved states."""
-    for seg in segments:
-        a, b = (get_state(project, sid) for sid in parse_segment(seg))
-        tracks = interpolate_poses(scene, [(a.frame, a.pose), (b.frame, b.pose)])
-        bake_segment(project, seg, tracks, "interpolate", actor=actor, scene=scene)
-        baked(seg)
-
-
-def run(spec_path: str | Path, author: Author = interpolate) -> int:
+def run(spec_path: str | Path) -> int:
     spec_path = Path(spec_path)
     folder = spec_path.parent
     spec = json.loads(spec_path.read_text())
@@ -50,31 +36,25 @@ def run(spec_path: str | Path, author: Author = interpolate) -> int:
     actor = f"job:{folder.name}"
     with Project.open(spec["project"]) as project:
         scene = load_scene(project)
-        emit(stage="start", tool=spec.get("tool", "interpolate"), segments=len(segments))
+        emit(stage="start", segments=len(segments))
+        plan = load_plan(project)
         refusals = []
         for seg in segments:
             try:
                 require_storyboards(project, seg, scene)
-            except GateError as e:
+                check_params(*segment_tool(plan, seg), f"{seg} params")
+            except (GateError, MotionError) as e:
                 refusals.append(str(e))
         if refusals:
             emit(stage="error", message=" | ".join(refusals))
             return 1
-        done: list[str] = []
-
-        def baked(seg: str) -> None:
-            done.append(seg)
-            emit(stage="segment", segment=seg, done=len(done), total=len(segments))
-
-        author(project, scene, segments, actor, baked)
+        for i, seg in enumerate(segments, 1):
+            baked = author_and_bake(project, seg, actor, scene=scene)
+            emit(stage="segment", segment=seg, tool=baked.tool, done=i, total=len(segments),
+                 **({"notes": baked.notes} if baked.notes else {}))
         rows = {r["segment"]: r for r in list_segments(project)}
-        listing = {"tool": spec.get("tool", "interpolate"),
-                   "segments": [{"segment": s, "tracks_hash": rows[s]["hash"], "frames": [rows[s]["start"], rows[s]["end"]]}
-                                for s in segments if s in rows]}
-    missing = [s for s in segments if s not in {x["segment"] for x in listing["segments"]}]
-    if missing:
-        emit(stage="error", message=f"the {listing['tool']} tool baked no tracks for {', '.join(missing)}")
-        return 1
+        listing = {"segments": [{"segment": s, "tool": rows[s]["tool"], "tracks_hash": rows[s]["hash"],
+                                 "frames": [rows[s]["start"], rows[s]["end"]]} for s in segments]}
     out = folder / OUTPUT
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, json.dumps(listing, indent=1, sort_keys=True).encode())
@@ -84,12 +64,12 @@ def run(spec_path: str | Path, author: Author = interpolate) -> int:
     return 0
 
 
-def main(argv: list[str], author: Author = interpolate) -> int:
+def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m studio.jobs.bake_entry SPEC.json", file=sys.stderr)
         return 2
     try:
-        return run(argv[0], author)
+        return run(argv[0])
     except Exception as e:    # the job's error says what went wrong; the log keeps the trace
         traceback.print_exc(file=sys.stdout)
         emit(stage="error", message=f"{type(e).__name__}: {e}")

@@ -126,9 +126,26 @@ def validate_plan(plan: Any, scene: Scene | None = None) -> dict:
         for p in parts:
             if p not in state_ids:
                 raise PlanError(f"{at}.segment: no state {p!r} in plan.states")
-        if not isinstance(m.get("tool", ""), str):
-            raise PlanError(f"{at}.tool: expected the name of a motion tool")
+        _check_tool(m, at)
     return plan
+
+
+def _check_tool(entry: dict, at: str) -> None:
+    """The segment's motion tool is registered and its params match the tool's schema."""
+    from .author import check_params
+    from .motion import motion_tools
+    tool = entry.get("tool")
+    if tool is None:
+        if entry.get("params") not in (None, {}):
+            raise PlanError(f"{at}.params: parameters given but no tool named")
+        return
+    tools = motion_tools()
+    if not isinstance(tool, str) or tool not in tools:
+        raise PlanError(f"{at}.tool: expected one of the motion tools {', '.join(tools)}, got {tool!r}")
+    try:
+        check_params(tool, entry.get("params", {}), f"{at}.params")
+    except ValueError as e:
+        raise PlanError(str(e)) from None
 
 
 def _no_cycles(events: list[dict]) -> None:
@@ -157,6 +174,14 @@ def save_plan(project: Project, plan: dict, scene: Scene | None = None, actor: s
 
 def load_plan(project: Project) -> dict | None:
     return project.get_doc("plan")
+
+
+def segment_entry(plan: dict | None, segment: str) -> dict:
+    """The plan's motion entry for a segment ({} if the plan does not list it)."""
+    for m in (plan or {}).get("motion", []):
+        if m.get("segment") == segment:
+            return m
+    return {}
 
 
 def plan_segments(plan: dict) -> list[str]:

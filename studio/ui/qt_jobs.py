@@ -12,7 +12,6 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QProgressBar, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from studio.examples import EXAMPLES
 from studio.jobs import queue
 from studio.jobs.bake_spec import bake_spec
 from studio.jobs.local import LocalRunner
@@ -201,14 +200,13 @@ class QtJobs(QWidget):
         self.select_job(job_id)
 
     def bake_motion(self) -> int | None:
-        """Every plan segment whose two states are approved, baked in a job process; an
-        example film bakes with its own story, any other scene by interpolation."""
+        """Every plan segment whose two states are approved, baked in a job process by the
+        motion tool its plan entry names."""
         segments = approved_segments(self.session.project)
         if not segments:
             self.message.emit("nothing to bake: no plan segment has both its states approved, passing and current")
             return None
-        tool = "story" if self.session.scene.name in EXAMPLES else "interpolate"
-        return self.submit("bake", lambda d: bake_spec(self.session.project, d, segments, tool))
+        return self.submit("bake", lambda d: bake_spec(self.session.project, d, segments))
 
     def render_stills(self) -> None:
         """Every state through every camera; the stills land on the storyboard cards."""

@@ -1,0 +1,116 @@
+"""One generic bake: a segment's motion tool (named in the plan, interpolate
+when none) authors tracks from the scene and the two approved states, then
+`bake_segment` gates, completes, pins and stores them.
+
+The gate is asked before the tool runs, so a refused segment costs nothing
+and a tool never sees unapproved states. Parameters are checked against the
+tool's JSON schema first; an error names the field
+(`plan.motion[3].params.path[1]: ...`). What the tool reports (attachments,
+notes, an end state of its own) is kept beside the tracks, never dropped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import jsonschema
+
+from studio.scene.io import load_scene
+from studio.scene.ir import Scene
+from studio.scene.pose import Tracks
+from studio.store.project import Project
+
+from .bake import bake_segment
+from .gate import parse_segment, require_storyboards
+from .motion import Authored, MotionError, Segment, motion_tool
+from .plan import load_plan, segment_entry
+from .storyboard import State, get_state
+
+DEFAULT_TOOL = "interpolate"
+AUTHORED_DOC = "authored"          # per segment: tool, params, attachments, notes
+
+
+@dataclass
+class Baked:
+    """What one generic bake stored."""
+    segment: str
+    tool: str
+    params: dict
+    tracks: Tracks
+    attachments: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    end_pose: dict | None = None
+
+    def record(self) -> dict:
+        return {"tool": self.tool, "params": self.params, "attachments": self.attachments,
+                "notes": self.notes, **({"end_pose": self.end_pose} if self.end_pose else {})}
+
+
+def check_params(tool: str, params, where: str = "params") -> dict:
+    """`params` if they match the tool's schema; a ValueError naming the field otherwise."""
+    schema = motion_tool(tool).schema
+    try:
+        jsonschema.validate(params, schema)
+    except jsonschema.ValidationError as e:
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+        raise MotionError(f"{where}{path}: {e.message}") from None
+    return params
+
+
+def segment_tool(plan: dict | None, segment: str) -> tuple[str, dict]:
+    """The tool and params the plan names for a segment; interpolate when it names none."""
+    entry = segment_entry(plan, segment)
+    return entry.get("tool") or DEFAULT_TOOL, dict(entry.get("params") or {})
+
+
+def segment_of(project: Project, segment: str, scene: Scene, plan: dict | None) -> Segment:
+    """What a motion tool may read for `segment`: both states with their poses completed."""
+    a, b = (get_state(project, sid) for sid in parse_segment(segment))
+    done = [State(s.id, s.frame, s.pose.completed(scene), s.shot, s.description, s.still, s.visible)
+            for s in (a, b)]
+    return Segment(segment, scene, done[0], done[1], plan or {}, project.fps, project.path)
+
+
+def author(project: Project, segment: str, tool: str | None = None, params: dict | None = None,
+           scene: Scene | None = None) -> Baked:
+    """Run the segment's motion tool (gate first); returns the unstored result."""
+    scene = scene or load_scene(project)
+    plan = load_plan(project)
+    planned_tool, planned_params = segment_tool(plan, segment)
+    if tool is None:
+        tool, params = planned_tool, planned_params if params is None else params
+    params = check_params(tool, dict(params or {}), f"{segment} {tool} params")
+    require_storyboards(project, segment, scene)
+    seg = segment_of(project, segment, scene, plan)
+    out: Authored = motion_tool(tool).author(seg, params)
+    return Baked(segment, tool, params, out.tracks, list(out.attachments), list(out.notes),
+                 out.end_pose.to_dict() if out.end_pose is not None else None)
+
+
+def store(project: Project, baked: Baked, actor: str, scene: Scene | None = None) -> Tracks:
+    """Bake the authored tracks (gate, complete, pin) and keep what the tool reported."""
+    with project.transaction():
+        stored = bake_segment(project, baked.segment, baked.tracks, baked.tool, actor=actor, scene=scene)
+        put_authored(project, baked.segment, baked.record(), actor)
+    baked.tracks = stored
+    return stored
+
+
+def put_authored(project: Project, segment: str, record: dict | None, actor: str) -> None:
+    doc = dict(project.get_doc(AUTHORED_DOC) or {})
+    if record is None:
+        doc.pop(segment, None)
+    else:
+        doc[segment] = record
+    project.put_doc(AUTHORED_DOC, doc, actor=actor, action=f"authored {segment}")
+
+
+def authored(project: Project, segment: str) -> dict | None:
+    """What the tool reported when the segment was last baked (attachments, notes)."""
+    return (project.get_doc(AUTHORED_DOC) or {}).get(segment)
+
+
+def author_and_bake(project: Project, segment: str, actor: str, tool: str | None = None,
+                    params: dict | None = None, scene: Scene | None = None) -> Baked:
+    baked = author(project, segment, tool, params, scene)
+    store(project, baked, actor, scene)
+    return baked

@@ -1,0 +1,76 @@
+"""Plan and segment edits as commands: store a plan, name a segment's motion
+tool, author a segment with its tool. Each undoes to exactly what was there."""
+from __future__ import annotations
+
+import copy
+
+from studio.scene.io import load_scene
+from studio.store.project import Project
+
+from .author import Baked, author, authored, put_authored
+from .commands import BakeSegment, Command
+from .gate import parse_segment
+from .plan import PlanError, load_plan, save_plan
+
+
+class SetPlan(Command):
+    """Store a plan (validated against the scene); undo puts the previous plan back."""
+
+    def __init__(self, project: Project, plan: dict, actor: str = "person", label: str = "set plan"):
+        self.project, self.plan, self.actor, self.label = project, plan, actor, label
+        self.before: dict | None = None
+
+    def do(self) -> None:
+        self.before = load_plan(self.project)
+        save_plan(self.project, self.plan, load_scene(self.project), actor=self.actor)
+
+    def undo(self) -> None:
+        if self.before is None:
+            with self.project.transaction():
+                self.project.db.execute("DELETE FROM docs WHERE key = 'plan'")
+                self.project.audit(self.actor, f"undo {self.label}", "plan", {})
+        else:
+            self.project.put_doc("plan", self.before, actor=self.actor, action=f"undo {self.label}")
+
+
+def with_segment_tool(plan: dict | None, segment: str, tool: str, params: dict) -> dict:
+    """A copy of the plan whose motion entry for `segment` names `tool` and `params`."""
+    if plan is None:
+        raise PlanError("plan: none stored; store a plan (set_plan) before naming segment tools")
+    parse_segment(segment)
+    out = copy.deepcopy(plan)
+    motion = out.setdefault("motion", [])
+    for m in motion:
+        if m.get("segment") == segment:
+            m["tool"], m["params"] = tool, params
+            return out
+    motion.append({"segment": segment, "tool": tool, "params": params})
+    return out
+
+
+class AuthorSegment(Command):
+    """Author a segment with its motion tool and bake it (through the gate);
+    undo restores the previous tracks and what their tool reported."""
+
+    def __init__(self, project: Project, segment: str, actor: str = "person", tool: str | None = None,
+                 params: dict | None = None):
+        self.project, self.segment, self.actor, self.tool, self.params = project, segment, actor, tool, params
+        self.label = f"bake {segment}"
+        self.baked: Baked | None = None
+        self._bake: BakeSegment | None = None
+        self._before: dict | None = None
+
+    def do(self) -> None:
+        if self.baked is None:                  # redo stores the same tracks again
+            self.baked = author(self.project, self.segment, self.tool, self.params)
+            self.label = f"bake {self.segment} ({self.baked.tool})"
+            self._bake = BakeSegment(self.project, self.segment, self.baked.tracks, self.baked.tool, self.actor)
+        self._before = authored(self.project, self.segment)
+        with self.project.transaction():
+            self._bake.do()
+            put_authored(self.project, self.segment, self.baked.record(), self.actor)
+
+    def undo(self) -> None:
+        with self.project.transaction():
+            self._bake.undo()
+            put_authored(self.project, self.segment, self._before, self.actor)
