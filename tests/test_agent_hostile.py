@@ -89,7 +89,7 @@ HOSTILE_CALLS = [
      "set_joint.value: 1000000000.0 is greater than the maximum of 100"),
     ({"name": "set_state", "arguments": {"state": "new", "frame": -5}}, "set_state.frame: -5 is less than the minimum of 0"),
     ({"name": "set_state", "arguments": {"state": "start", "roots": {"panel": [1e6, 0, 0, 1, 0, 0, 0]}}},
-     "set_state.roots.panel.0: 1000000.0 is greater than the maximum of 1000"),
+     "set_state.roots.panel[0]: 1000000.0 is greater than the maximum of 1000"),
     ({"name": "set_state", "arguments": {"state": "start", "roots": {"upper": [0, 0, 0, 1, 0, 0, 0]}}},
      "set_state.roots.upper: not a root body"),
     ({"name": "set_state", "arguments": {"state": "../../x", "frame": 1}}, "does not match"),

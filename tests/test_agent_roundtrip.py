@@ -18,6 +18,7 @@ from studio.scene.meshes import scene_design_id
 from studio.timeline.commands import CommandStack, ReviewState
 from studio.timeline.film import list_segments
 from studio.timeline.gate import state_status
+from studio.timeline.motion import motion_tools
 from studio.timeline.reviews import latest_review
 from studio.timeline.storyboard import content_hash, get_state, list_states
 
@@ -158,6 +159,7 @@ def test_revert_restores_exact_hashes(tmp_project):
         revert(tmp_project, 999)
 
 
+@pytest.mark.skipif("carry" not in motion_tools(), reason="no carry motion tool is registered")
 def test_carry_keeps_the_grasped_panel_on_the_gripper_between_approved_states(tmp_project):
     import numpy as np
 

@@ -1,4 +1,5 @@
-"""The studio tools the agent may call, as JSON schemas (OpenAI tool definitions).
+"""The studio's tools, as JSON schemas (OpenAI tool definitions): the one
+catalogue a person, the agent and a replayed calls file all call through.
 
 The schemas are the first gate on a tool call: a call with an unknown tool,
 arguments that are not JSON, a missing or extra field, a wrong type or a
@@ -9,6 +10,8 @@ joint value inside its limits, does the path stay in the project) follow in
 """
 from __future__ import annotations
 
+import copy
+import functools
 import json
 
 import jsonschema
@@ -34,6 +37,10 @@ def _obj(required: list[str], **props) -> dict:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
+SEGMENT = {"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,64}\.\.[A-Za-z0-9_\-]{1,64}$",
+           "description": "A..B between two state ids"}
+NOTE = {"type": "string", "maxLength": 2000}
+
 TOOLS: dict[str, tuple[str, dict]] = {
     "create_body": ("Create or replace a body: a CAD part with parameters, a box, or a mesh file inside the "
                     "project; optionally joined to a parent body by a joint.", _obj(
@@ -42,6 +49,7 @@ TOOLS: dict[str, tuple[str, dict]] = {
         size={"type": "array", "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
               "minItems": 3, "maxItems": 3},
         mesh={"type": "string", "maxLength": 256, "description": "a file path relative to the project folder"},
+        offset={**VEC3, "description": "where the geometry sits in the body's frame (metres)"},
         material={"type": "string", "maxLength": 64}, group={"type": "string", "maxLength": 64},
         flags={"type": "array", "items": {"type": "string", "enum": list(FLAGS)}},
         mass={"type": "number", "exclusiveMinimum": 0, "maximum": 100000},
@@ -53,6 +61,23 @@ TOOLS: dict[str, tuple[str, dict]] = {
                         "'part.stl' in metres; the mesh becomes the geometry of the named body.", _obj(
         ["body", "code"], body=NAME, code={"type": "string", "maxLength": 20000},
         time_limit={"type": "number", "minimum": 1, "maximum": 300})),
+    "add_frame": ("Add or move a named frame on a body (an effector, a handle, a target), in the body's frame.",
+                  _obj(["name", "body"], name=NAME, body=NAME, position=VEC3, rotation=QUAT)),
+    "add_camera": ("Add or change a camera looking from a position at a target.", _obj(
+        ["name", "position", "target"], name=NAME, position=VEC3, target=VEC3,
+        lens_mm={"type": "number", "minimum": 1, "maximum": 1000},
+        sensor_mm={"type": "number", "minimum": 1, "maximum": 100},
+        resolution={"type": "array", "items": {"type": "integer", "minimum": 16, "maximum": 8192},
+                    "minItems": 2, "maxItems": 2})),
+    "allow_overlap": ("Declare that two bodies (or groups) may overlap by construction, so the penetration "
+                      "check does not count them.", _obj(
+        ["a", "b"], a=NAME, b=NAME, reason={"type": "string", "maxLength": 200})),
+    "set_plan": ("Store the film's plan: shots, key states, objects, events and motion segments (each segment "
+                 "may name its motion tool and parameters); checked against the scene.", _obj(
+        ["plan"], plan={"type": "object"})),
+    "set_segment_tool": ("Name the motion tool and its parameters for one plan segment.", _obj(
+        ["segment", "tool"], segment=SEGMENT, tool={"type": "string", "maxLength": 64},
+        params={"type": "object"})),
     "set_state": ("Create a storyboard state or change its frame, shot, description or pose; roots and "
                   "joints not given keep their current (or rest) values.", _obj(
         ["state"], state=NAME, frame=FRAME, shot={"type": "string", "maxLength": 64},
@@ -69,33 +94,58 @@ TOOLS: dict[str, tuple[str, dict]] = {
         ["state", "effector", "joints"], state=NAME, effector=NAME,
         joints={"type": "array", "items": NAME, "minItems": 1, "maxItems": 32},
         target_frame=NAME, target_position=VEC3)),
-    "author_segment": ("Author the motion between two approved, passing states with a motion tool and bake "
-                       "it; refused by the storyboard gate otherwise.", _obj(
-        ["segment"], segment={"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,64}\.\.[A-Za-z0-9_\-]{1,64}$"},
-        tool={"type": "string", "enum": ["interpolate", "carry"],
-              "description": "interpolate: eased in-betweens; carry: in-betweens with every body the plan "
-                             "has grasped riding on its hand's frame"})),
     "run_verifiers": ("Run the verifiers on a state and store their reports.", _obj(["state"], state=NAME)),
+    "review_state": ("Approve or reject a state as the caller (approve needs its checks passing on this "
+                     "version of the state).", _obj(
+        ["state", "verdict"], state=NAME, verdict={"type": "string", "enum": ["approve", "reject"]}, note=NOTE)),
+    "author_segment": ("Author the motion between two approved, passing states with the segment's motion tool "
+                       "(the plan's, or the one named here) and bake it; refused by the storyboard gate "
+                       "otherwise.", _obj(
+        ["segment"], segment=SEGMENT, tool={"type": "string", "maxLength": 64}, params={"type": "object"})),
     "request_render": ("Queue a storyboard still of a state for the render worker.", _obj(["state"], state=NAME)),
 }
 
 
+@functools.cache
+def catalogue() -> dict[str, tuple[str, dict]]:
+    """Every tool with its description and schema; motion tool names come from the registry."""
+    from studio.timeline.motion import motion_tools
+    names = list(motion_tools())
+    out = copy.deepcopy(TOOLS)
+    for tool in ("set_segment_tool", "author_segment"):
+        prop = out[tool][1]["properties"]["tool"]
+        prop.update(enum=names, description="a motion tool: " + "; ".join(
+            f"{n}: {t.description}" for n, t in motion_tools().items()))
+        prop.pop("maxLength", None)
+    return out
+
+
+def motion_catalogue() -> dict[str, tuple[str, dict]]:
+    """The motion tools a segment may name, with their parameter schemas."""
+    from studio.timeline.motion import motion_tools
+    return {n: (t.description, t.schema) for n, t in motion_tools().items()}
+
+
 def openai_tools() -> list[dict]:
     return [{"type": "function", "function": {"name": n, "description": d, "parameters": p}}
-            for n, (d, p) in TOOLS.items()]
+            for n, (d, p) in catalogue().items()]
 
 
-def parse_arguments(name: str, raw: str) -> dict:
+def parse_arguments(name: str, raw: str | dict) -> dict:
     """The call's arguments if the tool exists and they match its schema; ToolRefused otherwise."""
-    if name not in TOOLS:
-        raise ToolRefused(f"there is no tool named {name!r}; the tools are {', '.join(TOOLS)}")
+    tools = catalogue()
+    if name not in tools:
+        raise ToolRefused(f"there is no tool named {name!r}; the tools are {', '.join(tools)}")
+    if isinstance(raw, dict):
+        args = raw
+    else:
+        try:
+            args = json.loads(raw or "{}")
+        except json.JSONDecodeError as e:
+            raise ToolRefused(f"{name}: the arguments are not valid JSON ({e.msg} at column {e.colno})") from None
     try:
-        args = json.loads(raw or "{}")
-    except json.JSONDecodeError as e:
-        raise ToolRefused(f"{name}: the arguments are not valid JSON ({e.msg} at column {e.colno})") from None
-    try:
-        jsonschema.validate(args, TOOLS[name][1])
+        jsonschema.validate(args, tools[name][1])
     except jsonschema.ValidationError as e:
-        where = ".".join(str(p) for p in e.absolute_path)
-        raise ToolRefused(f"{name}{'.' + where if where else ''}: {e.message}") from None
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+        raise ToolRefused(f"{name}{where}: {e.message}") from None
     return args

@@ -1,0 +1,100 @@
+"""State and pose tools: create or change a key state, set one joint, place a
+root body relative to a named frame, solve IK; each is one SetState command."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from studio.scene.io import load_scene
+from studio.scene.kinematics import pose_world
+from studio.scene.pose import Pose
+from studio.scene.transforms import compose, from_7, to_7
+from studio.timeline.commands import SetState
+from studio.timeline.storyboard import State, get_state
+
+from .errors import ToolRefused
+
+if TYPE_CHECKING:
+    from .tools import ToolBox, ToolOutcome
+
+
+def set_state(box: "ToolBox", a: dict) -> "ToolOutcome":
+    scene = load_scene(box.project)
+    cur = get_state(box.project, a["state"])
+    if cur is None and "frame" not in a:
+        raise ToolRefused(f"set_state: state {a['state']!r} is new; give its frame")
+    pose = cur.pose.copy() if cur else Pose.rest(scene)
+    for body, t in a.get("roots", {}).items():
+        if body not in scene.roots:
+            raise ToolRefused(f"set_state.roots.{body}: not a root body of the scene "
+                              f"(roots: {', '.join(scene.roots)})")
+        pose.roots[body] = list(t)
+    for joint, v in a.get("joints", {}).items():
+        box.check_joint(scene, joint, v, f"set_state.joints.{joint}")
+        pose.joints[joint] = v
+    pose = Pose.from_dict(pose.to_dict(), scene, where="set_state")
+    st = State(a["state"], int(a.get("frame", cur.frame if cur else 0)), pose,
+               a.get("shot", cur.shot if cur else ""), a.get("description", cur.description if cur else ""),
+               cur.still if cur else "", cur.visible if cur else [])
+    return box.run("set_state", a, SetState(box.project, st, box.actor), {"state": st.id, "frame": st.frame})
+
+
+def _pose_edit(box: "ToolBox", name: str, a: dict, st: State, pose: Pose, extra: dict) -> "ToolOutcome":
+    new = State(st.id, st.frame, pose, st.shot, st.description, st.still, st.visible)
+    cmd = SetState(box.project, new, box.actor)
+    cmd.label = f"{name} {st.id}"
+    return box.run(name, a, cmd, {"state": st.id, **extra})
+
+
+def set_joint(box: "ToolBox", a: dict) -> "ToolOutcome":
+    scene = load_scene(box.project)
+    st = box.state(a["state"])
+    box.check_joint(scene, a["joint"], a["value"], "set_joint.value")
+    pose = st.pose.completed(scene)
+    pose.joints[a["joint"]] = a["value"]
+    return _pose_edit(box, "set_joint", a, st, pose, {"joint": a["joint"], "value": a["value"]})
+
+
+def place_relative(box: "ToolBox", a: dict) -> "ToolOutcome":
+    scene = load_scene(box.project)
+    st = box.state(a["state"])
+    if a["body"] not in scene.roots:
+        raise ToolRefused(f"place_relative.body: {a['body']!r} is not a root body (roots: {', '.join(scene.roots)})")
+    frame = scene.frame(a["frame"])
+    if scene.group_root(frame.body) == a["body"]:
+        raise ToolRefused(f"place_relative: frame {a['frame']!r} is on {a['body']!r} itself")
+    pose = st.pose.completed(scene)
+    world = pose_world(scene, pose)[frame.body] @ from_7(np.asarray(frame.local.as_list()))
+    rot = np.asarray(a.get("rotation", [1, 0, 0, 0]), float)
+    if abs(np.linalg.norm(rot) - 1) > 1e-3:
+        raise ToolRefused(f"place_relative.rotation: expected a unit quaternion, length {np.linalg.norm(rot):.4f}")
+    local = compose(np.asarray(a.get("offset", [0, 0, 0]), float)[None], (rot / np.linalg.norm(rot))[None])[0]
+    placed = to_7(world @ local)
+    pose.roots[a["body"]] = [float(v) for v in placed]
+    return _pose_edit(box, "place_relative", a, st, pose, {"body": a["body"], "at": pose.roots[a["body"]]})
+
+
+def solve_ik(box: "ToolBox", a: dict) -> "ToolOutcome":
+    from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik as solve
+    scene = load_scene(box.project)
+    st = box.state(a["state"])
+    if ("target_frame" in a) == ("target_position" in a):
+        raise ToolRefused("solve_ik: give exactly one of target_frame or target_position")
+    pose = st.pose.completed(scene)
+    try:
+        target = (frame_pose(scene, pose, a["target_frame"])[:3, 3] if "target_frame" in a
+                  else np.asarray(a["target_position"], float))
+        for j in a["joints"]:
+            scene.joint(j)
+        solved, err = solve(scene, pose, a["joints"], [Goal(a["effector"], target)])
+    except IKError as e:
+        raise ToolRefused(f"solve_ik: {e}") from None
+    if err > 0.01:
+        raise ToolRefused(f"solve_ik: the effector {a['effector']!r} cannot reach the target "
+                          f"(closest {err * 1000:.1f} mm away within the joint limits); the state is unchanged")
+    return _pose_edit(box, "solve_ik", a, st, solved, {"error_m": round(err, 6),
+                                                       "joints": {j: solved.joints[j] for j in a["joints"]}})
+
+
+TOOLS = {"set_state": set_state, "set_joint": set_joint, "place_relative": place_relative, "solve_ik": solve_ik}

@@ -1,0 +1,136 @@
+"""Scene tools: bodies (CAD part, box, mesh file, or sandboxed build123d code),
+named frames, cameras and allowed overlaps; each replaces the whole scene as
+one undoable EditScene."""
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from studio.scene.io import load_scene
+from studio.scene.ir import Body, Geometry, Joint, Scene, Transform
+
+from .errors import ToolRefused
+from .sandbox import new_job_dir, run_code
+from .scene_edit import EditScene
+
+if TYPE_CHECKING:
+    from .tools import ToolBox, ToolOutcome
+
+
+def _edit(box: "ToolBox", name: str, a: dict, d: dict, label: str, result: dict) -> "ToolOutcome":
+    after = Scene.from_dict(d, where=name)
+    return box.run(name, a, EditScene(box.project, after, label, box.actor), result)
+
+
+def create_body(box: "ToolBox", a: dict) -> "ToolOutcome":
+    scene = load_scene(box.project)
+    sources = [k for k in ("part", "size", "mesh") if k in a]
+    if len(sources) > 1:
+        raise ToolRefused(f"create_body: give one of part, size or mesh, not {' and '.join(sources)}")
+    offset = Transform(list(a.get("offset", [0, 0, 0])))
+    if "part" in a:
+        from studio.scene.parts import PartError, resolve
+        try:
+            params = resolve(a["part"], a.get("params", {}))
+        except PartError as e:
+            raise ToolRefused(f"create_body: {e}") from None
+        geom = Geometry(source="cad", part=a["part"], params=params, offset=offset)
+    elif "mesh" in a:
+        box.project_file(a["mesh"])
+        geom = Geometry(source="mesh", path=a["mesh"], offset=offset)
+    else:
+        geom = Geometry(source="box", size=list(a.get("size", [0.1, 0.1, 0.1])), offset=offset)
+    body = Body(a["name"], kind=a.get("kind", "rigid"), geometry=geom, material=a.get("material", ""),
+                group=a.get("group", ""), flags=list(a.get("flags", [])), mass=float(a.get("mass", 1.0)))
+    return _put_body(box, scene, body, a, "create_body", f"create body {a['name']}")
+
+
+def _put_body(box: "ToolBox", scene: Scene, body: Body, a: dict, name: str, label: str) -> "ToolOutcome":
+    d = scene.to_dict()
+    existing = [i for i, b in enumerate(scene.bodies) if b.name == body.name]
+    if existing:
+        d["bodies"][existing[0]] = asdict(body)
+    else:
+        d["bodies"].append(asdict(body))
+    if "parent" in a:
+        if "joint" not in a:
+            raise ToolRefused(f"{name}: a parent needs a joint (name and type)")
+        jd = a["joint"]
+        joint = Joint(jd["name"], jd["type"], a["parent"], body.name,
+                      Transform(list(jd.get("origin", [0, 0, 0]))), list(jd.get("axis", [0, 0, 1])),
+                      float(jd.get("lower", -np.pi)), float(jd.get("upper", np.pi)))
+        d["joints"] = [j for j in d["joints"] if j["child"] != body.name and j["name"] != joint.name]
+        d["joints"].append(asdict(joint))
+        d["rest"].pop(body.name, None)
+    elif "rest" in a:
+        d["rest"][body.name] = list(a["rest"])
+    return _edit(box, name, a, d, label, {"body": body.name, "bodies": len(d["bodies"])})
+
+
+def build_part_code(box: "ToolBox", a: dict) -> "ToolOutcome":
+    scene = load_scene(box.project)
+    job = new_job_dir(box.project.path, "part")
+    run = run_code(a["code"], job, "python", time_limit=min(float(a.get("time_limit", 60)), box.code_time_limit))
+    if not run.ok:
+        raise ToolRefused(f"build_part_code: {run.failure()} (job folder {job.name})")
+    stl = job / "part.stl"
+    if "part.stl" not in run.files:
+        raise ToolRefused(f"build_part_code: the code ran but wrote no part.stl in its job folder "
+                          f"(it wrote {run.files or 'nothing'})")
+    import trimesh
+    try:
+        mesh = trimesh.load(stl, file_type="stl", force="mesh")
+    except Exception as e:
+        raise ToolRefused(f"build_part_code: part.stl is not a readable mesh ({e})") from None
+    if len(mesh.faces) == 0 or not np.all(np.isfinite(mesh.vertices)) or np.abs(mesh.vertices).max() > 100:
+        raise ToolRefused("build_part_code: part.stl is empty or larger than 100 m; expected metres")
+    name = box.project.put_asset(stl.read_bytes(), "stl")
+    rel = str(box.project.asset_path(name).relative_to(box.project.path))
+    try:
+        body = scene.body(a["body"])
+        body = Body(body.name, body.kind, Geometry(source="mesh", path=rel), body.material, body.group,
+                    body.flags, body.mass)
+    except KeyError:
+        body = Body(a["body"], geometry=Geometry(source="mesh", path=rel))
+    return _put_body(box, scene, body, {}, "build_part_code", f"build part {a['body']}")
+
+
+def _replace(items: list[dict], key, item: dict) -> list[dict]:
+    return [x for x in items if key(x) != key(item)] + [item]
+
+
+def add_frame(box: "ToolBox", a: dict) -> "ToolOutcome":
+    scene = load_scene(box.project)
+    scene.body(a["body"])
+    d = scene.to_dict()
+    frame = {"name": a["name"], "body": a["body"],
+             "local": {"position": list(a.get("position", [0, 0, 0])), "rotation": list(a.get("rotation", [1, 0, 0, 0]))}}
+    d["frames"] = _replace(d["frames"], lambda f: f["name"], frame)
+    return _edit(box, "add_frame", a, d, f"frame {a['name']} on {a['body']}", {"frame": a["name"]})
+
+
+def add_camera(box: "ToolBox", a: dict) -> "ToolOutcome":
+    d = load_scene(box.project).to_dict()
+    cam = {"name": a["name"], "position": list(a["position"]), "target": list(a["target"]),
+           "lens_mm": float(a.get("lens_mm", 35.0)), "sensor_mm": float(a.get("sensor_mm", 36.0)),
+           "resolution": list(a.get("resolution", [640, 360]))}
+    d["cameras"] = _replace(d["cameras"], lambda c: c["name"], cam)
+    return _edit(box, "add_camera", a, d, f"camera {a['name']}", {"camera": a["name"]})
+
+
+def allow_overlap(box: "ToolBox", a: dict) -> "ToolOutcome":
+    scene = load_scene(box.project)
+    names = {b.name for b in scene.bodies} | {b.group for b in scene.bodies if b.group}
+    for k in ("a", "b"):
+        if a[k] not in names:
+            raise ToolRefused(f"allow_overlap.{k}: {a[k]!r} is not a body or group of the scene")
+    d = scene.to_dict()
+    pair = {"a": a["a"], "b": a["b"], "reason": a.get("reason", "construction")}
+    d["allowed_overlaps"] = _replace(d["allowed_overlaps"], lambda o: frozenset((o["a"], o["b"])), pair)
+    return _edit(box, "allow_overlap", a, d, f"allow {a['a']} to overlap {a['b']}", {"pair": [a["a"], a["b"]]})
+
+
+TOOLS = {"create_body": create_body, "build_part_code": build_part_code, "add_frame": add_frame,
+         "add_camera": add_camera, "allow_overlap": allow_overlap}

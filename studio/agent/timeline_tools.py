@@ -1,0 +1,93 @@
+"""Timeline tools: the plan, a segment's motion tool, reviews, the bake, the
+verifiers and stills. A review is recorded as made by whoever called the tool
+(a person, the agent, a replay), never as someone else."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from studio.scene.io import load_scene
+from studio.store.reports import load_reports
+from studio.timeline.author import check_params
+from studio.timeline.commands import ReviewState
+from studio.timeline.gate import check_status
+from studio.timeline.motion import MotionError
+from studio.timeline.plan import load_plan, validate_plan
+from studio.timeline.segment_commands import AuthorSegment, SetPlan, with_segment_tool
+from studio.timeline.storyboard import content_hash
+
+from .errors import ToolRefused
+
+if TYPE_CHECKING:
+    from .tools import ToolBox, ToolOutcome
+
+
+def set_plan(box: "ToolBox", a: dict) -> "ToolOutcome":
+    plan = a["plan"]
+    validate_plan(plan, load_scene(box.project))       # PlanError names the field
+    return box.run("set_plan", a, SetPlan(box.project, plan, box.actor),
+                   {"states": len(plan.get("states", [])), "segments": len(plan.get("motion", []))})
+
+
+def set_segment_tool(box: "ToolBox", a: dict) -> "ToolOutcome":
+    params = a.get("params", {})
+    try:
+        check_params(a["tool"], params, "set_segment_tool.params")
+    except MotionError as e:
+        raise ToolRefused(str(e)) from None
+    plan = with_segment_tool(load_plan(box.project), a["segment"], a["tool"], params)
+    validate_plan(plan, load_scene(box.project))
+    cmd = SetPlan(box.project, plan, box.actor, label=f"{a['segment']} by {a['tool']}")
+    return box.run("set_segment_tool", a, cmd, {"segment": a["segment"], "tool": a["tool"]})
+
+
+def review_state(box: "ToolBox", a: dict) -> "ToolOutcome":
+    st = box.state(a["state"])
+    if a["verdict"] == "approve":
+        scene = load_scene(box.project)
+        chash = content_hash(scene, st.pose)
+        _, checked = load_reports(box.project, f"state:{st.id}")
+        failing = check_status(box.project, st.id, chash)
+        if failing:
+            hint = "; run_verifiers first" if checked != chash else ""
+            raise ToolRefused(f"review_state: not approved: state {st.id} {'; '.join(failing)}{hint}")
+    cmd = ReviewState(box.project, st.id, a["verdict"], a.get("note", ""), box.actor)
+    return box.run("review_state", a, cmd, {"state": st.id, "verdict": a["verdict"], "reviewer": box.actor})
+
+
+def author_segment(box: "ToolBox", a: dict) -> "ToolOutcome":
+    tool, params = a.get("tool"), a.get("params")
+    if params is not None and tool is None:
+        raise ToolRefused("author_segment.params: parameters given but no tool named")
+    if tool is not None:
+        try:
+            check_params(tool, params or {}, "author_segment.params")
+        except MotionError as e:
+            raise ToolRefused(str(e)) from None
+    cmd = AuthorSegment(box.project, a["segment"], box.actor, tool, params)
+    out = box.run("author_segment", a, cmd, {"segment": a["segment"]})
+    baked = cmd.baked
+    out.result.update(tool=baked.tool, frames=[baked.tracks.frame_start, baked.tracks.frame_end],
+                      **({"notes": baked.notes} if baked.notes else {}))
+    return out
+
+
+def run_verifiers(box: "ToolBox", a: dict) -> "ToolOutcome":
+    from .tools import ToolOutcome
+    from .verify import verify_and_store
+    box.state(a["state"])
+    reports = verify_and_store(box.project, a["state"])
+    summary = {r.name: r.verdict for r in reports}
+    evidence = {r.name: r.evidence[:3] for r in reports if r.verdict == "fail"}
+    return ToolOutcome("run_verifiers", a, {"verdicts": summary, "evidence": evidence})
+
+
+def request_render(box: "ToolBox", a: dict) -> "ToolOutcome":
+    from .tools import ToolOutcome
+    from .verify import queue_still
+    box.state(a["state"])
+    job = queue_still(box.project, a["state"])
+    return ToolOutcome("request_render", a, {"queued": job})
+
+
+TOOLS = {"set_plan": set_plan, "set_segment_tool": set_segment_tool, "review_state": review_state,
+         "author_segment": author_segment, "run_verifiers": run_verifiers, "request_render": request_render}
