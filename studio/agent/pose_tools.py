@@ -37,7 +37,10 @@ def set_state(box: "ToolBox", a: dict) -> "ToolOutcome":
     st = State(a["state"], int(a.get("frame", cur.frame if cur else 0)), pose,
                a.get("shot", cur.shot if cur else ""), a.get("description", cur.description if cur else ""),
                cur.still if cur else "", cur.visible if cur else [])
-    return box.run("set_state", a, SetState(box.project, st, box.actor), {"state": st.id, "frame": st.frame})
+    cmd = SetState(box.project, st, box.actor)
+    if cur is not None and set(a) <= {"state", "roots", "joints"}:
+        cmd.label = f"pose {st.id}"               # only the pose changes
+    return box.run("set_state", a, cmd, {"state": st.id, "frame": st.frame})
 
 
 def _pose_edit(box: "ToolBox", name: str, a: dict, st: State, pose: Pose, extra: dict) -> "ToolOutcome":

@@ -5,8 +5,10 @@ plan    prompt -> fresh scene and motion briefs -> a validated plan (and, with
 repair  verified repair proposals for failing states (the model's, or the
         offline repairer's when no model is configured or with --offline);
         --apply ID approves one, --reject ID --note TEXT turns it down
-log     the agent's steps (tokens, time, what changed) and the proposals
+log     the agent's steps (tokens, time, what changed) and the proposals;
+        --calls [OUT]: the project's accepted tool calls as a calls file
 revert  put the scene and timeline back as they were after step N
+replay  apply a calls file through the tool layer, gate enforced
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("agent", help="the agent: plan, repair, log, revert")
+    p = sub.add_parser("agent", help="the agent: plan, repair, log, revert, replay")
     asub = p.add_subparsers(dest="agent_command", metavar="ACTION", required=True)
 
     q = asub.add_parser("plan", help="turn a prompt into a plan (needs a model)")
@@ -44,12 +46,17 @@ def register(sub) -> None:
     q = asub.add_parser("log", help="the agent's steps and repair proposals")
     q.add_argument("path", type=Path)
     q.add_argument("--json", action="store_true")
+    q.add_argument("--calls", nargs="?", const="-", metavar="OUT",
+                   help="write the project's tool calls as a calls file (to OUT, or stdout)")
     q.set_defaults(func=cmd_log)
 
     q = asub.add_parser("revert", help="restore the scene and timeline as they were after a step")
     q.add_argument("path", type=Path)
     q.add_argument("step", type=int)
     q.set_defaults(func=cmd_revert)
+
+    from .calls import add_replay
+    add_replay(asub)
 
 
 def _client():
@@ -160,6 +167,9 @@ def cmd_repair(args) -> int:
 def cmd_log(args) -> int:
     from studio.agent.repairs import list_proposals
     from studio.agent.steps import list_steps
+    if args.calls:
+        from .calls import write_history
+        return write_history(args.path, args.calls)
     with Project.open(args.path) as project:
         steps = list_steps(project)
         proposals = list_proposals(project)

@@ -10,9 +10,8 @@ from studio.store.project import Project
 from studio.store.reports import load_reports
 from studio.timeline import film
 from studio.timeline.bake import bounds_hash
-from studio.timeline.commands import CommandStack, ReviewState
 from studio.timeline.gate import board_status, check_status
-from studio.timeline.plan import load_plan, plan_segments, save_plan
+from studio.timeline.plan import load_plan, plan_segments
 from studio.timeline.progress import progress
 from studio.timeline.storyboard import content_hash, get_state, put_state
 
@@ -69,12 +68,14 @@ def cmd_status(args) -> int:
     return 0
 
 
-def _run_checks(project: Project, state_id: str) -> None:
+def _tool(project: Project, actor: str, name: str, arguments: dict):
+    """One call of the tool layer as `actor`; a refusal is the command's answer (exit 1)."""
+    from studio.agent.errors import ToolRefused
+    from studio.agent.tools import ToolBox
     try:
-        from studio.checks.run import verify_state
-    except ImportError as e:
-        raise CommandError(f"cannot run the checks of {state_id}: {e}", EXIT_ENVIRONMENT) from None
-    verify_state(project, state_id)
+        return ToolBox(project, actor=actor).call(name, arguments)
+    except ToolRefused as e:
+        raise CommandError(str(e), EXIT_FAILED) from None
 
 
 def cmd_review(args) -> int:
@@ -91,13 +92,17 @@ def cmd_review(args) -> int:
                 if row[0] != chash:                    # the scene changed under the state: rebind it
                     put_state(project, scene, state, actor=args.reviewer, action="rebind state to scene")
                 print(f"running the checks of {state.id} ...")
-                _run_checks(project, state.id)
+                try:
+                    _tool(project, args.reviewer, "run_verifiers", {"state": state.id})
+                except ImportError as e:
+                    raise CommandError(f"cannot run the checks of {state.id}: {e}", EXIT_ENVIRONMENT) from None
             failing = check_status(project, state.id, chash)
             if failing:
                 raise CommandError(f"not approved: state {state.id} " + "; ".join(failing), EXIT_FAILED)
-        stack = CommandStack()
-        cmd = stack.run(ReviewState(project, state.id, args.verdict, args.note, args.reviewer))
-        review = [r for r in project.db.query("SELECT * FROM reviews WHERE id = ?", [cmd.review_id])][0]
+        out = _tool(project, args.reviewer, "review_state",
+                    {"state": state.id, "verdict": args.verdict, "note": args.note})
+        review_id = out.command.inner.review_id
+        review = [r for r in project.db.query("SELECT * FROM reviews WHERE id = ?", [review_id])][0]
         seen = json.loads(review["visible"])
         visible = ", ".join(seen) if len(seen) <= 8 else f"{len(seen)} bodies ({', '.join(seen[:8])}, ...)"
         visible = visible or "nothing"
@@ -111,8 +116,13 @@ def cmd_plan(args) -> int:
         plan = json.loads(Path(args.file).read_text())
     except json.JSONDecodeError as e:
         raise CommandError(f"{args.file}: not valid JSON ({e.msg} at line {e.lineno})", EXIT_BAD_INPUT) from None
+    if not isinstance(plan, dict):
+        raise CommandError(f"{args.file}: expected a plan object, got {type(plan).__name__}", EXIT_BAD_INPUT)
     with Project.open(args.path) as project:
-        save_plan(project, plan, load_scene(project))
+        try:
+            _tool(project, "person", "set_plan", {"plan": plan})
+        except CommandError as e:
+            raise CommandError(f"{args.file}: {e}", EXIT_BAD_INPUT) from None
         print(f"stored the plan: {len(plan.get('states', []))} states, {len(plan.get('events', []))} events")
     return 0
 

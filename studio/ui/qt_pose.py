@@ -1,5 +1,5 @@
 """The pose of the state at the playhead, as numbers: each root's position and
-each joint's value (with its limits). Apply runs one SetPose command, so the
+each joint's value (with its limits). Apply is one set_state call of the tool layer, so the
 edit is undoable and its card turns stale if it had been approved. The rows
 that move the bodies selected in the viewport are shown in bold."""
 from __future__ import annotations
@@ -8,7 +8,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea,
                                QVBoxLayout, QWidget)
 
-from studio.timeline.commands import SetPose
+from studio.agent.errors import ToolRefused
+from studio.agent.tools import ToolBox
 
 from .playhead import Playhead
 from .qt_session import QtSession
@@ -159,9 +160,11 @@ class QtPose(QWidget):
 
     def apply(self) -> None:
         state_id, pose = self.edited_pose()
+        d = pose.to_dict()
         try:
-            self.stack_of().run(SetPose(self.session.project, state_id, pose))
-        except ValueError as e:
+            ToolBox(self.session.project, self.stack_of(), actor="person").call(
+                "set_state", {"state": state_id, "roots": d["roots"], "joints": d["joints"]})
+        except ToolRefused as e:
             self.message.emit(str(e))
             return
         self.dirty = False

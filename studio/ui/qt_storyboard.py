@@ -10,7 +10,9 @@ from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QPixmap, QShort
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListView, QPushButton, QStyle,
                                QStyledItemDelegate, QVBoxLayout, QWidget)
 
-from studio.timeline.commands import CommandStack, ReviewState
+from studio.agent.errors import ToolRefused
+from studio.agent.tools import ToolBox
+from studio.timeline.commands import CommandStack
 
 from .cards import Card
 from .playhead import Playhead
@@ -218,8 +220,9 @@ class QtStoryboard(QWidget):
             self.message.emit("Select an authored state to review.")
             return
         try:
-            self.stack.run(ReviewState(self.session.project, card.state_id, verdict, self.note.text().strip()))
-        except ValueError as e:
+            ToolBox(self.session.project, self.stack, actor="person").call(
+                "review_state", {"state": card.state_id, "verdict": verdict, "note": self.note.text().strip()})
+        except ToolRefused as e:
             self.message.emit(str(e))
             return
         self.note.clear()

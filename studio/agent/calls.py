@@ -1,0 +1,117 @@
+"""Calls files: a project's edits as tool calls, one JSON object a line,
+`{"tool": NAME, "arguments": {...}}`.
+
+`read_calls` checks the whole file before anything runs (JSON, shape, a known
+tool, arguments matching its schema) and names the line of the first fault.
+`replay` applies the calls in order through the same ToolBox a person and the
+agent use, as the reviewer kind "replay", and stops at the first refusal: each
+call is its own transaction, so the project holds exactly the calls before
+it. `history` reads a project's accepted calls back from the audit log (an
+undone call drops out, a redone one comes back), in the same format.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from studio.store.project import Project
+
+from .errors import AgentError, ToolRefused
+from .tool_schemas import catalogue, parse_arguments
+from .tools import CALL, REDO, UNDO, ToolBox, ToolOutcome
+
+REPLAY = "replay"
+
+
+class CallsFileError(AgentError):
+    """A calls file that cannot be read as calls; the message names the file and line."""
+
+
+class ReplayRefused(AgentError):
+    """A call the project refused; `line` is its line in the file, every call before it stands."""
+
+    def __init__(self, message: str, line: int, applied: int):
+        super().__init__(message)
+        self.line, self.applied = line, applied
+
+
+@dataclass
+class Call:
+    line: int
+    tool: str
+    arguments: dict
+
+    def as_json(self) -> str:
+        return json.dumps({"tool": self.tool, "arguments": self.arguments}, sort_keys=True, separators=(",", ":"))
+
+
+def parse_calls(text: str, where: str) -> list[Call]:
+    """Every call of a calls file's text; CallsFileError naming the line of the first fault."""
+    calls = []
+    tools = catalogue()
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        at = f"{where} line {n}"
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise CallsFileError(f"{at}: not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict) or set(obj) != {"tool", "arguments"}:
+            got = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
+            raise CallsFileError(f"{at}: expected an object with exactly 'tool' and 'arguments', got {got}")
+        if obj["tool"] not in tools:
+            raise CallsFileError(f"{at}: unknown tool {obj['tool']!r}; the tools are {', '.join(tools)}")
+        if not isinstance(obj["arguments"], dict):
+            raise CallsFileError(f"{at}: arguments: expected an object")
+        try:
+            parse_arguments(obj["tool"], obj["arguments"])
+        except ToolRefused as e:
+            raise CallsFileError(f"{at}: {e}") from None
+        calls.append(Call(n, obj["tool"], obj["arguments"]))
+    return calls
+
+
+def read_calls(path: Path) -> list[Call]:
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CallsFileError(f"{path}: cannot read the calls file ({e})") from None
+    return parse_calls(text, str(path))
+
+
+def replay(project: Project, calls: list[Call], where: str = "calls", actor: str = REPLAY,
+           on_call: Callable[[Call, ToolOutcome], None] | None = None, box: ToolBox | None = None) -> int:
+    """Apply the calls in order; returns how many. ReplayRefused at the first refusal."""
+    box = box or ToolBox(project, actor=actor)
+    for i, call in enumerate(calls):
+        try:
+            out = box.call(call.tool, call.arguments)
+        except ToolRefused as e:
+            raise ReplayRefused(f"{where} line {call.line}: refused: {e}", call.line, i) from None
+        if on_call:
+            on_call(call, out)
+    return len(calls)
+
+
+def history(project: Project) -> list[Call]:
+    """The project's accepted tool calls, in the order they stand (undone calls left out)."""
+    rows = project.db.query("SELECT id, action, detail FROM audit WHERE action IN (?, ?, ?) ORDER BY id",
+                            [CALL, UNDO, REDO])
+    live: dict[int, Call] = {}            # by the row of the original call, in standing order
+    undone: dict[int, Call] = {}
+    for r in rows:
+        d = json.loads(r["detail"] or "{}")
+        if r["action"] == CALL:
+            live[r["id"]] = Call(0, d["tool"], d["arguments"])
+        elif r["action"] == UNDO and d.get("call") in live:
+            undone[d["call"]] = live.pop(d["call"])
+        elif r["action"] == REDO and d.get("call") in undone:
+            live[d["call"]] = undone.pop(d["call"])
+    return list(live.values())
+
+
+def write_calls(calls: list[Call]) -> str:
+    return "".join(c.as_json() + "\n" for c in calls)

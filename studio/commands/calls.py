@@ -1,0 +1,53 @@
+"""`studio agent replay PROJECT CALLS.jsonl` and `studio agent log PROJECT --calls [OUT]`:
+a project's edits as a file of tool calls, and that file applied again."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from studio.store.project import Project, write_atomic
+
+from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
+
+
+def add_replay(asub) -> None:
+    q = asub.add_parser("replay", help="apply a file of tool calls (one JSON object a line), gate enforced")
+    q.add_argument("path", type=Path)
+    q.add_argument("calls", type=Path)
+    q.add_argument("--quiet", action="store_true", help="no line per call")
+    q.set_defaults(func=cmd_replay)
+
+
+def cmd_replay(args) -> int:
+    from studio.agent.calls import CallsFileError, ReplayRefused, read_calls, replay
+    try:
+        calls = read_calls(args.calls)
+    except CallsFileError as e:
+        raise CommandError(str(e), EXIT_BAD_INPUT) from None
+
+    def said(call, out) -> None:
+        if not args.quiet:
+            print(f"line {call.line}: {call.tool}: {out.result.get('done', 'ok')}", flush=True)
+
+    with Project.open(args.path) as project:
+        try:
+            n = replay(project, calls, str(args.calls), on_call=said)
+        except ReplayRefused as e:
+            print(f"studio: {e}", file=sys.stderr)
+            print(f"studio: the project holds the {e.applied} call(s) before line {e.line}", file=sys.stderr)
+            return EXIT_FAILED
+    print(f"replayed {n} call(s) from {args.calls} into {args.path}")
+    return 0
+
+
+def write_history(project_path: Path, out: str | None) -> int:
+    from studio.agent.calls import history, write_calls
+    with Project.open(project_path) as project:
+        calls = history(project)
+    text = write_calls(calls)
+    if out in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        write_atomic(Path(out), text.encode())
+        print(f"wrote {len(calls)} call(s) to {out}", file=sys.stderr)
+    return 0
