@@ -69,6 +69,8 @@ def test_approve_from_the_card_lands_in_the_database_and_undo_names_it(window, q
 
 
 def test_editing_an_approved_pose_turns_its_card_stale(window, qtbot):
+    from studio.checks.run import verify_state
+    verify_state(window.session.project, "s1")          # approve needs its checks passing, as everywhere
     board = window.storyboard
     board.select_state("s1")
     board.review("approve")
