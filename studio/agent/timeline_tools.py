@@ -13,7 +13,7 @@ from studio.timeline.gate import check_status
 from studio.timeline.motion import MotionError
 from studio.timeline.plan import load_plan, validate_plan
 from studio.timeline.segment_commands import AuthorSegment, SetPlan, with_segment_tool
-from studio.timeline.storyboard import content_hash
+from studio.timeline.storyboard import content_hash, put_state
 
 from .errors import ToolRefused
 
@@ -74,7 +74,11 @@ def author_segment(box: "ToolBox", a: dict) -> "ToolOutcome":
 def run_verifiers(box: "ToolBox", a: dict) -> "ToolOutcome":
     from .tools import ToolOutcome
     from .verify import verify_and_store
-    box.state(a["state"])
+    st = box.state(a["state"])
+    scene = load_scene(box.project)
+    row = box.project.db.execute("SELECT content_hash FROM states WHERE id = ?", [st.id]).fetchone()
+    if row[0] != content_hash(scene, st.pose):     # the scene changed under the state: rebind it first
+        put_state(box.project, scene, st, actor=box.actor, action="rebind state to scene")
     reports = verify_and_store(box.project, a["state"])
     summary = {r.name: r.verdict for r in reports}
     evidence = {r.name: r.evidence[:3] for r in reports if r.verdict == "fail"}
