@@ -143,9 +143,17 @@ def parse_arguments(name: str, raw: str | dict) -> dict:
             args = json.loads(raw or "{}")
         except json.JSONDecodeError as e:
             raise ToolRefused(f"{name}: the arguments are not valid JSON ({e.msg} at column {e.colno})") from None
-    try:
-        jsonschema.validate(args, tools[name][1])
-    except jsonschema.ValidationError as e:
+    e = jsonschema.exceptions.best_match(_validator(name).iter_errors(args))
+    if e is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        raise ToolRefused(f"{name}{where}: {e.message}") from None
+        raise ToolRefused(f"{name}{where}: {e.message}")
     return args
+
+
+@functools.cache
+def _validator(name: str):
+    """One checked, compiled validator per tool (checking the schema on every call costs more than the call)."""
+    schema = catalogue()[name][1]
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)

@@ -10,6 +10,8 @@ notes, an end state of its own) is kept beside the tracks, never dropped.
 """
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass, field
 
 import jsonschema
@@ -48,12 +50,20 @@ class Baked:
 def check_params(tool: str, params, where: str = "params") -> dict:
     """`params` if they match the tool's schema; a ValueError naming the field otherwise."""
     schema = motion_tool(tool).schema
-    try:
-        jsonschema.validate(params, schema)
-    except jsonschema.ValidationError as e:
+    e = jsonschema.exceptions.best_match(_validator(tool, json.dumps(schema, sort_keys=True)).iter_errors(params))
+    if e is not None:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        raise MotionError(f"{where}{path}: {e.message}") from None
+        raise MotionError(f"{where}{path}: {e.message}")
     return params
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(tool: str, schema_text: str):
+    """A checked, compiled validator per tool schema (checking the schema each time is slow)."""
+    schema = json.loads(schema_text)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def segment_tool(plan: dict | None, segment: str) -> tuple[str, dict]:
