@@ -128,3 +128,19 @@ def test_replay_of_a_missing_file_or_project_is_bad_input(tmp_path, capsys):
     assert "none.jsonl: cannot read the calls file" in capsys.readouterr().err
     assert main(["agent", "replay", str(tmp_path / "nowhere"), str(write(tmp_path / "c.jsonl"))]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_log_calls_warns_of_edits_made_outside_the_tool_layer(tmp_path, capsys):
+    from calls_scenes import plan
+    from studio.timeline.plan import save_plan
+    path = new(tmp_path / "p")
+    assert main(["agent", "replay", str(path), str(write(tmp_path / "c.jsonl", calls()[:5])), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["agent", "log", str(path), "--calls", str(tmp_path / "h.jsonl")]) == 0
+    assert "outside the tool layer" not in capsys.readouterr().err       # all of it was tool calls
+    with Project.open(path) as p:
+        save_plan(p, plan(), actor="script")                                # straight to the store
+    assert main(["agent", "log", str(path), "--calls", str(tmp_path / "h.jsonl")]) == 0
+    err = capsys.readouterr().err
+    assert "1 edit(s)" in err and "outside the tool layer" in err and "'set plan' on plan by script" in err
+    assert len((tmp_path / "h.jsonl").read_text().splitlines()) == 5

@@ -92,8 +92,9 @@ def test_every_accepted_call_is_one_audit_row_with_who_tool_and_arguments(tmp_pr
     items = calls()
     apply(tmp_project, items, actor="agent")
     rows = list(tmp_project.db.query("SELECT actor, target, detail FROM audit WHERE action = 'tool call' ORDER BY id"))
-    assert [(r["actor"], r["target"], json.loads(r["detail"])) for r in rows] == \
-        [("agent", c["tool"], {"tool": c["tool"], "arguments": c["arguments"]}) for c in items]
+    details = [json.loads(r["detail"]) for r in rows]
+    assert [(r["actor"], r["target"], d["tool"], d["arguments"]) for r, d in zip(rows, details)] == \
+        [("agent", c["tool"], c["tool"], c["arguments"]) for c in items]
     assert {r.reviewer for r in list_reviews(tmp_project)} == {"agent"}     # reviews as whoever called
     assert [c.tool for c in history(tmp_project)] == [c["tool"] for c in items]
 

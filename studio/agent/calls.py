@@ -113,5 +113,20 @@ def history(project: Project) -> list[Call]:
     return list(live.values())
 
 
+CONTENT = ("scene", "plan")               # audit targets that change what a replay reproduces
+
+
+def outside_edits(project: Project) -> list[dict]:
+    """Audit rows that changed the scene, a state, the plan or a segment outside any tool call."""
+    rows = [dict(r) for r in project.db.query("SELECT id, actor, action, target, detail FROM audit ORDER BY id")]
+    covered: set[int] = set()
+    for r in rows:
+        if r["action"] in (CALL, UNDO, REDO):
+            since = json.loads(r["detail"] or "{}").get("since")
+            covered.update(range(since + 1, r["id"] + 1) if since is not None else [r["id"]])
+    return [r for r in rows if r["id"] not in covered and
+            (r["target"] in CONTENT or str(r["target"]).startswith(("state:", "segment:")))]
+
+
 def write_calls(calls: list[Call]) -> str:
     return "".join(c.as_json() + "\n" for c in calls)

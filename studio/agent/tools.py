@@ -6,7 +6,8 @@ their limits, paths inside the project), builds the edit as a Command and runs
 it on the shared CommandStack, so anyone can undo it like any other edit.
 Every accepted call is one audit row `{who, tool, arguments}` written in the
 same transaction as its edit (an undo or redo is a row too), which is what
-`studio agent log --calls` reads back. A refused call raises ToolRefused and
+`studio agent log --calls` reads back; `since` in it marks the rows the call's
+edit wrote, so edits made outside the tool layer can be told apart. A refused call raises ToolRefused and
 changes nothing; its message is what the caller reads as the tool result.
 
 The tools themselves live by area: `scene_tools`, `pose_tools`, `timeline_tools`.
@@ -60,17 +61,20 @@ class ToolCall(Command):
 
     def do(self) -> None:
         with self.project.transaction():
+            since = _last_audit_id(self.project)
             self.inner.do()
             if self.row is None:
-                self.project.audit(self.who, CALL, self.tool, {"tool": self.tool, "arguments": self.arguments})
+                self.project.audit(self.who, CALL, self.tool,
+                                   {"tool": self.tool, "arguments": self.arguments, "since": since})
                 self.row = _last_audit_id(self.project)
             else:
-                self.project.audit(self.who, REDO, self.tool, {"call": self.row})
+                self.project.audit(self.who, REDO, self.tool, {"call": self.row, "since": since})
 
     def undo(self) -> None:
         with self.project.transaction():
+            since = _last_audit_id(self.project)
             self.inner.undo()
-            self.project.audit(self.who, UNDO, self.tool, {"call": self.row})
+            self.project.audit(self.who, UNDO, self.tool, {"call": self.row, "since": since})
 
 
 Handler = Callable[["ToolBox", dict], ToolOutcome]
@@ -92,6 +96,7 @@ class ToolBox:
 
     def call(self, name: str, raw_arguments: str | dict) -> ToolOutcome:
         args = parse_arguments(name, raw_arguments)
+        since = _last_audit_id(self.project)
         try:
             out = self._handlers[name](self, args)
         except ToolRefused:
@@ -102,7 +107,7 @@ class ToolBox:
         except Exception as e:   # a tool that breaks must not take the caller's session down
             raise ToolRefused(f"{name} failed: {type(e).__name__}: {e}") from None
         if out.command is None:     # a call that stores reports or queues a job: recorded all the same
-            self.project.audit(self.actor, CALL, name, {"tool": name, "arguments": args})
+            self.project.audit(self.actor, CALL, name, {"tool": name, "arguments": args, "since": since})
         return out
 
     # ---- helpers for the tool modules -----------------------------------

@@ -13,7 +13,7 @@ from studio.timeline.bake import bounds_hash
 from studio.timeline.gate import board_status, check_status
 from studio.timeline.plan import load_plan, plan_segments
 from studio.timeline.progress import progress
-from studio.timeline.storyboard import content_hash, get_state, put_state
+from studio.timeline.storyboard import content_hash, get_state
 
 
 def register(sub) -> None:
@@ -88,9 +88,6 @@ def cmd_review(args) -> int:
             chash = content_hash(scene, state.pose)
             _, checked = load_reports(project, f"state:{state.id}")
             if checked != chash:                       # never checked, or checked another version
-                row = project.db.execute("SELECT content_hash FROM states WHERE id = ?", [state.id]).fetchone()
-                if row[0] != chash:                    # the scene changed under the state: rebind it
-                    put_state(project, scene, state, actor=args.reviewer, action="rebind state to scene")
                 print(f"running the checks of {state.id} ...")
                 try:
                     _tool(project, args.reviewer, "run_verifiers", {"state": state.id})

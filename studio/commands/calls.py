@@ -41,13 +41,19 @@ def cmd_replay(args) -> int:
 
 
 def write_history(project_path: Path, out: str | None) -> int:
-    from studio.agent.calls import history, write_calls
+    from studio.agent.calls import history, outside_edits, write_calls
     with Project.open(project_path) as project:
         calls = history(project)
+        outside = outside_edits(project)
     text = write_calls(calls)
     if out in (None, "-"):
         sys.stdout.write(text)
     else:
         write_atomic(Path(out), text.encode())
         print(f"wrote {len(calls)} call(s) to {out}", file=sys.stderr)
+    if outside:
+        first = outside[0]
+        print(f"studio: warning: {len(outside)} edit(s) of {project_path} were made outside the tool layer "
+              f"and are not in the calls (first: audit row {first['id']}, {first['action']!r} on "
+              f"{first['target']} by {first['actor']}); a replay will not reproduce them", file=sys.stderr)
     return 0
