@@ -117,7 +117,8 @@ CONTENT = ("scene", "plan")               # audit targets that change what a rep
 
 
 def outside_edits(project: Project) -> list[dict]:
-    """Audit rows that changed the scene, a state, the plan or a segment outside any tool call."""
+    """Audit rows that changed the scene, a state, the plan or a segment outside any tool call
+    (a revert to an agent step among them)."""
     rows = [dict(r) for r in project.db.query("SELECT id, actor, action, target, detail FROM audit ORDER BY id")]
     covered: set[int] = set()
     for r in rows:
@@ -125,7 +126,8 @@ def outside_edits(project: Project) -> list[dict]:
             since = json.loads(r["detail"] or "{}").get("since")
             covered.update(range(since + 1, r["id"] + 1) if since is not None else [r["id"]])
     return [r for r in rows if r["id"] not in covered and
-            (r["target"] in CONTENT or str(r["target"]).startswith(("state:", "segment:")))]
+            (r["target"] in CONTENT or str(r["target"]).startswith(("state:", "segment:"))
+             or r["action"] == "revert agent")]     # a revert puts back rows no call wrote
 
 
 def write_calls(calls: list[Call]) -> str:
