@@ -1,0 +1,117 @@
+"""Reviewer keys: each reviewer signs with an Ed25519 key kept in the user's own
+config folder (`$XDG_CONFIG_HOME/keypose-studio/keys/<name>.key`, mode 0600),
+never in a project; a project keeps only the public half.
+
+A key is made on first use. The names `demo`, `replay` and `batch` belong to
+the studio's own runs (example films, replays, batch approvals); their reviews
+are shown as that kind of run, never as a person.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+MACHINE_KINDS = ("demo", "replay", "batch")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+
+
+class ReviewerKeyError(ValueError):
+    """A reviewer key that cannot be read or made; the message names the file."""
+
+
+def reviewer_kind(name: str) -> str:
+    """`person`, or the kind of studio run a machine reviewer stands for."""
+    return name if name in MACHINE_KINDS else "person"
+
+
+def keys_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "keypose-studio" / "keys"
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not NAME.match(name):
+        raise ReviewerKeyError(f"reviewer {name!r}: expected a name of letters, digits, '_', '.', '@' or '-' "
+                        f"(at most 64, starting with a letter or digit)")
+    return name
+
+
+def key_path(name: str) -> Path:
+    return keys_dir() / f"{check_name(name)}.key"
+
+
+def _read(path: Path) -> Ed25519PrivateKey:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise ReviewerKeyError(f"{path}: the reviewer key is readable by others (mode {mode:04o}); "
+                        f"run `chmod 600 {path}`")
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except (ValueError, TypeError) as e:
+        raise ReviewerKeyError(f"{path}: not a PEM Ed25519 private key ({e})") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ReviewerKeyError(f"{path}: expected an Ed25519 private key, found {type(key).__name__}")
+    return key
+
+
+def signing_key(name: str) -> Ed25519PrivateKey:
+    """The reviewer's private key, made (and stored 0600) on first use."""
+    path = key_path(name)
+    if path.exists():
+        return _read(path)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")   # 0600
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)          # never replaces a key another process made meanwhile
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(tmp)
+    return _read(path)
+
+
+def local_public_key(name: str) -> str | None:
+    """The public half of this user's key for `name`, or None if this user has none."""
+    try:
+        path = key_path(name)
+    except ReviewerKeyError:
+        return None
+    return public_hex(_read(path)) if path.exists() else None
+
+
+def public_hex(key: Ed25519PrivateKey) -> str:
+    return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw).hex()
+
+
+def fingerprint(public: str) -> str:
+    """A short name for a public key, for messages."""
+    return hashlib.sha256(bytes.fromhex(public)).hexdigest()[:16]
+
+
+def sign(key: Ed25519PrivateKey, message: bytes) -> str:
+    return key.sign(message).hex()
+
+
+def verify(public: str, message: bytes, signature: str) -> bool:
+    """Does `signature` (hex) sign `message` under `public` (hex, raw 32 bytes)?"""
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public)).verify(bytes.fromhex(signature), message)
+        return True
+    except (InvalidSignature, ValueError, TypeError):
+        return False
