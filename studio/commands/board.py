@@ -13,6 +13,7 @@ from studio.timeline.bake import bounds_hash
 from studio.timeline.commands import CommandStack, ReviewState
 from studio.timeline.gate import board_status, check_status
 from studio.timeline.plan import load_plan, plan_segments, save_plan
+from studio.timeline.reviews import by_whom
 from studio.timeline.progress import progress
 from studio.timeline.storyboard import content_hash, get_state, put_state
 
@@ -52,7 +53,7 @@ def cmd_status(args) -> int:
             return 0
         for st in rows:
             frame = st.frame if st.frame is not None else "-"
-            print(f"{st.state_id:<20} frame {frame!s:<6} {st.status:<10} {st.reasons[0] if st.reasons else ''}")
+            print(f"{st.state_id:<20} frame {frame!s:<6} {st.status:<10} {st.reasons[0] if st.reasons else st.reviewed}")
             for why in st.reasons[1:]:
                 print(f"{'':<38}{why}")
         plan = load_plan(project)
@@ -102,7 +103,7 @@ def cmd_review(args) -> int:
         visible = ", ".join(seen) if len(seen) <= 8 else f"{len(seen)} bodies ({', '.join(seen[:8])}, ...)"
         visible = visible or "nothing"
         print(f"{'approved' if args.verdict == 'approve' else 'rejected'} {state.id} "
-              f"(content {review['content_hash']}, reviewer {args.reviewer}); visible: {visible}")
+              f"(content {review['content_hash']}, signed by {by_whom(args.reviewer)}); visible: {visible}")
     return 0
 
 

@@ -9,6 +9,7 @@ are shown as that kind of run, never as a person.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import stat
@@ -115,3 +116,36 @@ def verify(public: str, message: bytes, signature: str) -> bool:
         return True
     except (InvalidSignature, ValueError, TypeError):
         return False
+
+
+# ---- the witness: where this user last signed in a project ------------------
+# The log's own chain cannot show rows cut from its end; this user's config
+# remembers the last row they signed in each project (by id and folder), so
+# `audit verify` can tell when that row is gone or was rewritten.
+
+def _witness_path(project_id: str, folder: Path) -> Path:
+    name = hashlib.sha256(f"{project_id}\n{Path(folder).resolve()}".encode()).hexdigest()[:32]
+    return keys_dir().parent / "witness" / f"{name}.json"
+
+
+def remember_signed_row(project_id: str, folder: Path, row: int, row_hash: str, at: str) -> None:
+    path = _witness_path(project_id, folder)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    body = json.dumps({"row": int(row), "hash": row_hash, "at": at}).encode()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    with os.fdopen(fd, "wb") as f:
+        f.write(body)
+    os.replace(tmp, path)
+
+
+def signed_row(project_id: str, folder: Path) -> dict | None:
+    """{"row", "hash", "at"} of the last row this user signed in the project, if any."""
+    path = _witness_path(project_id, folder)
+    try:
+        data = json.loads(path.read_text())
+        return {"row": int(data["row"]), "hash": str(data["hash"]), "at": str(data.get("at", ""))}
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ReviewerKeyError(f"{path}: the record of your last signed row is unreadable; "
+                               f"delete it to stop checking against it") from None

@@ -81,6 +81,15 @@ def by_whom(reviewer: str, kind: str | None = None) -> str:
     return reviewer if kind == "person" else f"a {kind} run (not a person)"
 
 
+def _remember(project: Project) -> None:
+    """After a signed row commits, note it in this user's config (see `keys.remember_signed_row`)."""
+    if project.db.conn.in_transaction:
+        return                          # an outer transaction may still roll it back
+    row, h = chain.head(project.db.conn)
+    at = project.db.execute("SELECT at FROM audit WHERE id = ?", [row]).fetchone()
+    keys.remember_signed_row(project.project_id, project.path, row, h, at[0] if at else "")
+
+
 def reviewer_key(project: Project, name: str):
     """This user's signing key for `name`, registered in the project on first use.
 
@@ -103,6 +112,7 @@ def reviewer_key(project: Project, name: str):
         project.db["reviewers"].insert({"name": name, "kind": kind, "public_key": public, "added": at})
         project.audit(name, "register reviewer", f"reviewer:{name}",
                       {"name": name, "kind": kind, "public_key": public, "chain": prev, "signature": sig})
+    _remember(project)
     return key
 
 
@@ -148,6 +158,7 @@ def record_review(project: Project, state_id: str, verdict: str, note: str = "",
                       {"review": rid, "note": note, "content_hash": row["content_hash"], "visible": visible,
                        "design_id": row["design_id"], "at": row["at"], "chain": prev,
                        "signature": row["signature"]})
+    _remember(project)
     return _review({**row, "id": rid})
 
 
@@ -163,6 +174,7 @@ def withdraw_review(project: Project, review_id: int, actor: str = "person") -> 
         project.db.execute("DELETE FROM reviews WHERE id = ?", [review_id])
         project.audit(actor, "withdraw review", "", {"review": review_id, "review_signature": review_signature,
                                                       "at": at, "chain": prev, "signature": sig})
+    _remember(project)
 
 
 def latest_review(project: Project, state_id: str) -> Review | None:

@@ -105,6 +105,21 @@ def _verify(project: Project, out: Verdict) -> None:
             withdrawn[rid] = row["id"]
     _tables(project, out, registered, logged, withdrawn)
     _local_keys(registered)
+    _witness(project, prev_id)
+
+
+def _witness(project: Project, last: int) -> None:
+    """The last row this user signed here must still be in the log, unchanged."""
+    seen = keys.signed_row(project.project_id, project.path)
+    if seen is None:
+        return
+    where = f"audit row {seen['row']}"
+    found = project.db.execute("SELECT hash FROM audit WHERE id = ?", [seen["row"]]).fetchone()
+    if found is None:
+        raise _Bad(where, seen["at"], f"you signed this row, but the log now ends at row {last}: "
+                                      f"rows were cut from its end")
+    if found[0] != seen["hash"]:
+        raise _Bad(where, seen["at"], "you signed this row, but it now holds something else: the log was rewritten")
 
 
 def _int(value, where: str, at: str) -> int:
