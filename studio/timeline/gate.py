@@ -118,11 +118,15 @@ def parse_segment(segment: str) -> tuple[str, str]:
 
 
 def require_storyboards(project: Project, segment: str, scene: Scene | None = None) -> None:
-    """Refuse (GateError) unless both bounding states are approved, passing and current."""
+    """Refuse (GateError) unless the audit log verifies and both bounding states are approved,
+    passing and current."""
     a, b = parse_segment(segment)
     scene = scene or load_scene(project)
     plan = load_plan(project)
     trust = verify_project(project)
+    if not trust.ok:
+        raise GateError(segment, [("audit log", f"the audit log fails verification at {trust.problem}; no review "
+                                                f"can be trusted (see studio audit verify)")])
     reasons = [(st.state_id, why) for sid in (a, b)
                for st in [state_status(project, sid, scene, plan, trust)] for why in st.reasons]
     if not reasons:
