@@ -320,3 +320,20 @@ def test_keys_live_in_the_users_config_and_studio_runs_are_never_people(board, r
     assert "approve bent by a batch run (not a person)" in log and "reject bent by ben" in log
     assert main(["audit", "verify", str(board)]) == 0
     assert "batch (a batch run (not a person))" in capsys.readouterr().out
+
+
+def test_bad_input_is_named(board, reviewer_keys, tmp_path, capsys):
+    assert main(["audit", "verify", str(tmp_path / "nowhere")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+    key = reviewer_keys / "ana.key"
+    key.chmod(0o644)
+    try:
+        assert main(["board", "reject", str(board), "rest", "--reviewer", "ana"]) == 2
+        err = capsys.readouterr().err
+        assert f"{key}: the reviewer key is readable by others (mode 0644)" in err
+    finally:
+        key.chmod(0o600)
+    with Project.open(board) as p:
+        assert [r.verdict for r in list_reviews(p, "rest")] == ["approve"]     # nothing half-written
+    assert main(["board", "reject", str(board), "rest", "--reviewer", "../../x"]) == 2
+    assert "reviewer '../../x': expected a name of letters" in capsys.readouterr().err

@@ -8,6 +8,7 @@ are shown as that kind of run, never as a person.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -82,6 +83,10 @@ def signing_key(name: str) -> Ed25519PrivateKey:
             os.link(tmp, path)          # never replaces a key another process made meanwhile
         except FileExistsError:
             pass
+        except OSError:                 # a file system without hard links
+            with contextlib.suppress(FileExistsError), \
+                    os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+                f.write(pem)
     finally:
         os.unlink(tmp)
     return _read(path)

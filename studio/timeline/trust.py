@@ -117,7 +117,7 @@ def _witness(project: Project, last: int) -> None:
     found = project.db.execute("SELECT hash FROM audit WHERE id = ?", [seen["row"]]).fetchone()
     if found is None:
         raise _Bad(where, seen["at"], f"you signed this row, but the log now ends at row {last}: "
-                                      f"rows were cut from its end")
+                                      f"rows were cut from its end (or the project was restored from an older copy)")
     if found[0] != seen["hash"]:
         raise _Bad(where, seen["at"], "you signed this row, but it now holds something else: the log was rewritten")
 
