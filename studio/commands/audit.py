@@ -25,7 +25,7 @@ def cmd_verify(args) -> int:
     if not v.ok:
         print(f"{args.path}: the audit log fails verification at {v.problem}")
         return EXIT_FAILED
-    who = ", ".join(f"{name} ({by_whom(name, kind) if kind != 'person' else 'person'})"
+    who = ", ".join(f"{name} ({by_whom(name, kind) if kind != 'person' else 'person'}, key {v.fingerprints[name]})"
                     for name, kind in sorted(v.reviewers.items())) or "none"
     unsigned = (f"; {v.unsigned} unsigned from before signing (they approve nothing until reviewed again)"
                 if v.unsigned else "")

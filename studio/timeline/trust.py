@@ -36,6 +36,7 @@ class Verdict:
     reviews: int = 0
     unsigned: int = 0
     reviewers: dict[str, str] = field(default_factory=dict)     # name -> kind
+    fingerprints: dict[str, str] = field(default_factory=dict)  # name -> short name of the public key
     problem: Problem | None = None
 
     @property
@@ -214,6 +215,7 @@ def _tables(project: Project, out: Verdict, registered, logged: dict[int, _Logge
             raise _Bad(where, at, f"reviewer {r['name']}'s public key or kind differs from the one registered "
                                   f"at audit row {reg[2]} (the key was swapped)")
         out.reviewers[r["name"]] = r["kind"]
+        out.fingerprints[r["name"]] = keys.fingerprint(reg[0])
     missing = sorted(set(registered) - set(out.reviewers))
     if missing:
         name = missing[0]
