@@ -19,6 +19,7 @@ from studio.store.schema import APP_ID, MIGRATIONS
 from studio.timeline.film import list_segments
 from studio.timeline.gate import GateError, board_status, require_storyboards
 from studio.timeline.plan import save_plan
+from studio.timeline.progress import progress
 from studio.scene.io import load_scene, save_scene
 from studio.timeline.reviews import list_reviews, record_review, register_message, review_message
 from studio.timeline.storyboard import State, list_states, put_state
@@ -92,9 +93,10 @@ def caught(folder, capsys, row):
     with Project.open(folder) as p:
         with pytest.raises(GateError) as e:
             require_storyboards(p, "rest..bent")
-        statuses = {s.state_id: s.status for s in board_status(p)}
-    assert f"the audit log fails verification at {row} (" in str(e.value)
-    assert statuses == {"rest": "unreviewed", "bent": "unreviewed", "back": "unreviewed"}
+        board_reasons = {s.state_id: (s.status, s.reasons[0]) for s in board_status(p)}
+    assert f"audit log: fails verification at {row} (" in str(e.value)
+    why = f"unreviewed: no review counts while the audit log fails verification at {row} (see studio audit verify)"
+    assert board_reasons == {sid: ("unreviewed", why) for sid in ("rest", "bent", "back")}
     return out
 
 
@@ -122,10 +124,15 @@ def test_honest_approve_then_bake(board, capsys):
 
 
 def test_verdict_changed_in_reviews(board, capsys):
+    with Project.open(board) as p:
+        before, _ = progress(p)
     rid = reject_id(board)
     forge(board, f"UPDATE reviews SET verdict = 'approve' WHERE id = {rid}")
     out = caught(board, capsys, f"reviews row {rid}")
     assert "its verdict differs from audit row" in out
+    with Project.open(board) as p:
+        after, _ = progress(p)
+    assert after < before, (before, after)          # the two approvals ana signed no longer count
 
 
 def test_verdict_changed_everywhere_and_chain_recomputed(board, capsys):
@@ -146,7 +153,7 @@ def test_note_changed_in_the_log(board, capsys):
     assert "its content does not match its hash" in out
     assert main(["board", "approve", str(board), "bent", "--reviewer", "ben"]) == 0     # a new review ...
     assert main(["bake", str(board), "--segment", "rest..bent", "--quiet"]) == 1         # ... opens nothing
-    assert f"the audit log fails verification at audit row {row} (" in capsys.readouterr().err
+    assert f"audit log: fails verification at audit row {row} (" in capsys.readouterr().err
 
 
 def test_note_changed_and_chain_recomputed(board, capsys):

@@ -77,8 +77,8 @@ def state_status(project: Project, state_id: str, scene: Scene | None = None,
     if review is None:
         reasons.append("unreviewed: no one has approved it yet")
     elif not trust.ok:
-        reasons.append(f"unreviewed: no review can be trusted, the audit log fails verification at "
-                       f"{trust.problem} (see studio audit verify)")
+        reasons.append(f"unreviewed: no review counts while the audit log fails verification at "
+                       f"{trust.problem.row} (see studio audit verify)")
     elif not review.signed:
         reasons.append("unreviewed: the review is unsigned (made before reviews were signed); review it again")
     elif review.verdict != "approve":
@@ -125,8 +125,8 @@ def require_storyboards(project: Project, segment: str, scene: Scene | None = No
     plan = load_plan(project)
     trust = verify_project(project)
     if not trust.ok:
-        raise GateError(segment, [("audit log", f"the audit log fails verification at {trust.problem}; no review "
-                                                f"can be trusted (see studio audit verify)")])
+        raise GateError(segment, [("audit log", f"fails verification at {trust.problem}; no review "
+                                                f"counts until it is repaired (see studio audit verify)")])
     reasons = [(st.state_id, why) for sid in (a, b)
                for st in [state_status(project, sid, scene, plan, trust)] for why in st.reasons]
     if not reasons:
