@@ -57,6 +57,8 @@ def _read(path: Path) -> Ed25519PrivateKey:
                         f"run `chmod 600 {path}`")
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except OSError as e:
+        raise ReviewerKeyError(f"{path}: cannot read the reviewer key ({e.strerror or e})") from None
     except (ValueError, TypeError) as e:
         raise ReviewerKeyError(f"{path}: not a PEM Ed25519 private key ({e})") from None
     if not isinstance(key, Ed25519PrivateKey):
@@ -69,6 +71,13 @@ def signing_key(name: str) -> Ed25519PrivateKey:
     path = key_path(name)
     if path.exists():
         return _read(path)
+    try:
+        return _make(path)
+    except OSError as e:
+        raise ReviewerKeyError(f"{path}: cannot make the reviewer key ({e.strerror or e})") from None
+
+
+def _make(path: Path) -> Ed25519PrivateKey:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -135,6 +144,14 @@ def _witness_path(project_id: str, folder: Path) -> Path:
 
 def remember_signed_row(project_id: str, folder: Path, row: int, row_hash: str, at: str) -> None:
     path = _witness_path(project_id, folder)
+    try:
+        _write_witness(path, row, row_hash, at)
+    except OSError as e:
+        raise ReviewerKeyError(f"{path}: the signed row {row} is stored in the project, but this record of it "
+                               f"could not be written ({e.strerror or e})") from None
+
+
+def _write_witness(path: Path, row: int, row_hash: str, at: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     body = json.dumps({"row": int(row), "hash": row_hash, "at": at}).encode()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
