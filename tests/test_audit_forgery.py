@@ -208,8 +208,10 @@ def test_review_row_deleted(board, capsys):
 def test_audit_row_deleted_in_the_middle(board, capsys):
     row, _ = audit_row(board, "approve", "state:rest")
     forge(board, f"DELETE FROM audit WHERE id = {row}")
+    before = (board / DB_NAME).read_bytes()
     out = caught(board, capsys, f"audit row {row + 1}")
     assert f"its previous-row hash does not match row {row - 1}" in out
+    assert (board / DB_NAME).read_bytes() == before          # verifying and refusing wrote nothing
 
 
 def test_rejection_cut_from_the_end_of_the_log(board, capsys):
