@@ -347,3 +347,15 @@ def test_bad_input_is_named(board, reviewer_keys, tmp_path, capsys):
         assert [r.verdict for r in list_reviews(p, "rest")] == ["approve"]     # nothing half-written
     assert main(["board", "reject", str(board), "rest", "--reviewer", "../../x"]) == 2
     assert "reviewer '../../x': expected a name of letters" in capsys.readouterr().err
+
+
+def test_unsigned_review_appended_under_a_standing_id(board, capsys):
+    """An attacker without keys appends a review as older studios wrote it, reusing the id of
+    ben's rejection for another state, so that ana's approve of bent would be the latest."""
+    rid = reject_id(board)
+    forge(board, f"UPDATE reviews SET state_id = 'rest', verdict = 'approve', signature = NULL, chain = NULL "
+                 f"WHERE id = {rid}")
+    with Project.open(board) as p:
+        row = p.audit("ana", "approve", "state:rest", {"review": rid, "note": "", "visible": []})
+    out = caught(board, capsys, f"audit row {row}")
+    assert "an unsigned approve of state rest after reviews were signed" in out

@@ -95,7 +95,13 @@ def _verify(project: Project, out: Verdict) -> None:
             entry = _Logged(row["id"], at, row["target"][len("state:"):], action, actor, detail)
             if "signature" in detail:
                 _signed_review(pid, row, entry, registered, where, at)
+            elif registered:
+                raise _Bad(where, at, f"an unsigned {action} of state {entry.state} after reviews were signed "
+                                      f"(written outside the studio)")
             rid = _int(detail["review"], where, at)
+            if rid in logged and rid not in withdrawn:
+                raise _Bad(where, at, f"review {rid} is logged again while the review it names (audit row "
+                                      f"{logged[rid].row}) still stands (written outside the studio)")
             logged[rid] = entry                 # SQLite reuses the id of a withdrawn last review
             withdrawn.pop(rid, None)
         elif action == "withdraw review":
