@@ -52,7 +52,7 @@ def run(name: str, tmp: Path) -> None:
     t0 = time.perf_counter()
     for s in list_states(project):
         verify_state(project, s.id)
-        record_review(project, s.id, "approve", reviewer="bench")
+        record_review(project, s.id, "approve", reviewer="batch")
     t_verify_states = time.perf_counter() - t0
     _, t_motion = _timed(story.author_motion, project)
     reports, t_verify = _timed(verify_film, project)

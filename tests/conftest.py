@@ -10,6 +10,19 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("KEYPOSE_SETTINGS", str(ROOT / ".pytest_cache" / "no-settings.json"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def reviewer_keys(tmp_path_factory):
+    """Reviewer keys live in a temporary user config, never in the tester's own."""
+    config = tmp_path_factory.mktemp("config")
+    old = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(config)
+    yield config / "keypose-studio" / "keys"
+    if old is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = old
+
+
 @pytest.fixture
 def tmp_project(tmp_path):
     from studio.store.project import Project

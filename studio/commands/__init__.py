@@ -14,9 +14,9 @@ class CommandError(Exception):
 
 
 def _registrars():
-    from . import agent, bake, board, demo, project, render, selftest, tools, verify
+    from . import agent, audit, bake, board, demo, project, render, selftest, tools, verify
     return [project.register, board.register, verify.register, render.register, bake.register, agent.register,
-            tools.register, demo.register, selftest.register]
+            tools.register, demo.register, selftest.register, audit.register]
 
 
 class _Lazy:

@@ -170,13 +170,18 @@ def cmd_log(args) -> int:
     if args.calls:
         from .calls import write_history
         return write_history(args.path, args.calls)
+    from studio.timeline.reviews import by_whom, list_reviews, reviewer_kinds
     with Project.open(args.path) as project:
         steps = list_steps(project)
         proposals = list_proposals(project)
+        reviews, kinds = list_reviews(project), reviewer_kinds(project)
         if args.json:
             json.dump({"steps": [{k: v for k, v in s.items()} for s in steps],
                        "repairs": [{"id": p.id, "target": p.target, "check": p.check_name, "status": p.status,
-                                    "source": p.source, "summary": p.summary, "note": p.note} for p in proposals]},
+                                    "source": p.source, "summary": p.summary, "note": p.note} for p in proposals],
+                       "reviews": [{"id": r.id, "state": r.state_id, "verdict": r.verdict, "reviewer": r.reviewer,
+                                    "kind": kinds.get(r.reviewer, "unsigned"), "signed": r.signed, "at": r.at,
+                                    "note": r.note} for r in reviews]},
                       sys.stdout, indent=1)
             print()
             return 0
@@ -189,6 +194,11 @@ def cmd_log(args) -> int:
             print("repairs")
             for p in proposals:
                 _print_proposal(p)
+        if reviews:
+            print("reviews")
+            for r in reviews:
+                who = by_whom(r.reviewer, kinds.get(r.reviewer)) if r.signed else f"{r.reviewer} (unsigned)"
+                print(f"{r.id:>4}  {r.at:<23}  {r.verdict:<7} {r.state_id} by {who}")
     return 0
 
 

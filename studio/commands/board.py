@@ -12,6 +12,7 @@ from studio.timeline import film
 from studio.timeline.bake import bounds_hash
 from studio.timeline.gate import board_status, check_status
 from studio.timeline.plan import load_plan, plan_segments
+from studio.timeline.reviews import by_whom
 from studio.timeline.progress import progress
 from studio.timeline.storyboard import content_hash, get_state
 
@@ -51,7 +52,7 @@ def cmd_status(args) -> int:
             return 0
         for st in rows:
             frame = st.frame if st.frame is not None else "-"
-            print(f"{st.state_id:<20} frame {frame!s:<6} {st.status:<10} {st.reasons[0] if st.reasons else ''}")
+            print(f"{st.state_id:<20} frame {frame!s:<6} {st.status:<10} {st.reasons[0] if st.reasons else st.reviewed}")
             for why in st.reasons[1:]:
                 print(f"{'':<38}{why}")
         plan = load_plan(project)
@@ -104,7 +105,7 @@ def cmd_review(args) -> int:
         visible = ", ".join(seen) if len(seen) <= 8 else f"{len(seen)} bodies ({', '.join(seen[:8])}, ...)"
         visible = visible or "nothing"
         print(f"{'approved' if args.verdict == 'approve' else 'rejected'} {state.id} "
-              f"(content {review['content_hash']}, reviewer {args.reviewer}); visible: {visible}")
+              f"(content {review['content_hash']}, signed by {by_whom(args.reviewer)}); visible: {visible}")
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
+from . import audit as chain
 from .schema import APP_ID, SCHEMA_VERSION, migrate
 
 DB_NAME = "studio.db"
@@ -221,10 +222,18 @@ class Project:
                                     "updated": now()}, pk="key")
             self.audit(actor, action or f"set {key}", key, {})
 
-    # ---- audit log (append-only) ------------------------------------------
-    def audit(self, actor: str, action: str, target: str = "", detail: dict | None = None) -> None:
-        self.db["audit"].insert({"at": now(), "actor": actor, "action": action, "target": target,
-                                 "detail": json.dumps(detail or {}, sort_keys=True)})
+    @property
+    def project_id(self) -> str:
+        """The id signatures bind, so a review cannot be copied into another project."""
+        return self.meta("project_id") or ""
+
+    # ---- audit log (append-only, hash-chained) -----------------------------
+    def audit(self, actor: str, action: str, target: str = "", detail: dict | None = None) -> int:
+        """Append one row to the chained audit log; returns its id."""
+        with self.transaction():
+            rid, _ = chain.append(self.db.conn, now(), actor, action, target,
+                                  json.dumps(detail or {}, sort_keys=True))
+        return rid
 
     def audit_log(self, limit: int = 1000) -> list[dict]:
         return [dict(r) for r in self.db.query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", [limit])]

@@ -5,10 +5,14 @@ transaction, so a crash leaves it at N-1 or N. The version lives in `meta.schema
 """
 from __future__ import annotations
 
+import uuid
+
 import sqlite_utils
 
+from . import audit
+
 APP_ID = "keypose-studio"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 V1 = """
@@ -53,12 +57,65 @@ V2 = """
         note TEXT, source TEXT, at TEXT);
 """
 
-MIGRATIONS = [V1, V2]
+
+# One statement each: a script would commit the migration's transaction half way.
+V3_BEFORE = [
+    "ALTER TABLE audit ADD COLUMN prev_hash TEXT",
+    "ALTER TABLE audit ADD COLUMN hash TEXT",
+    "ALTER TABLE reviews ADD COLUMN signature TEXT",
+    "ALTER TABLE reviews ADD COLUMN chain TEXT",
+    "CREATE TABLE IF NOT EXISTS reviewers (name TEXT PRIMARY KEY, kind TEXT NOT NULL, public_key TEXT NOT NULL, "
+    "added TEXT)",
+    "DROP TRIGGER IF EXISTS audit_no_update",
+]
+V3_AFTER = [
+    "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit "
+    "BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END",
+    "CREATE TRIGGER IF NOT EXISTS reviews_no_update BEFORE UPDATE ON reviews "
+    "BEGIN SELECT RAISE(ABORT, 'a review is never edited; review the state again'); END",
+    "CREATE TRIGGER IF NOT EXISTS reviewers_no_update BEFORE UPDATE ON reviewers "
+    "BEGIN SELECT RAISE(ABORT, 'a reviewer key is never replaced'); END",
+    "CREATE TRIGGER IF NOT EXISTS reviewers_no_delete BEFORE DELETE ON reviewers "
+    "BEGIN SELECT RAISE(ABORT, 'a reviewer key is never removed'); END",
+]
+
+
+def v3(conn) -> None:
+    """Signed reviews and a hash-chained audit log.
+
+    Adds `reviewers` (each reviewer's public key and kind), a signature and the
+    chain position to every review, `prev_hash`/`hash` to every audit row, and a
+    `project_id` that signatures bind so a review cannot be copied into another
+    project. Existing audit rows are hashed in order, which starts the chain.
+    Reviews made before this version carry no signature and no longer count:
+    their states read "unreviewed: the review is unsigned" until reviewed again.
+    """
+    for sql in V3_BEFORE:
+        conn.execute(sql)
+    audit.rechain(conn)
+    for sql in V3_AFTER:
+        conn.execute(sql)
+    conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('project_id', ?)", [uuid.uuid4().hex])
+
+
+MIGRATIONS = [V1, V2, v3]
 
 
 def migrate(db: sqlite_utils.Database, current: int) -> None:
-    """Apply each missing version in its own transaction (script, then the version mark)."""
+    """Apply each missing version in its own transaction (the change, then the version mark)."""
+    conn = db.conn
     for version in range(current + 1, SCHEMA_VERSION + 1):
-        db.conn.executescript(
-            "BEGIN IMMEDIATE;\n" + MIGRATIONS[version - 1]
-            + f"\nINSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', '{version}');\nCOMMIT;")
+        step = MIGRATIONS[version - 1]
+        if isinstance(step, str):
+            conn.executescript(
+                "BEGIN IMMEDIATE;\n" + step
+                + f"\nINSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', '{version}');\nCOMMIT;")
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            step(conn)
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", [str(version)])
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")

@@ -2,7 +2,8 @@
 passing and current.
 
 A state's status collects every reason it cannot anchor motion: missing,
-unreviewed, rejected, stale (the scene design or the state's content changed
+unreviewed (including a review that is unsigned, or any review at all while
+the audit log fails verification: see `trust`), rejected, stale (the scene design or the state's content changed
 since review), objects that appeared in its cameras since review, or failing
 (its required checks are missing, fail, or were computed for another content
 hash). The checks themselves live above this layer; the gate only reads the
@@ -19,8 +20,9 @@ from studio.store.project import Project
 from studio.store.reports import failing_required, load_reports
 
 from .plan import load_plan
-from .reviews import latest_review, state_visible
+from .reviews import by_whom, latest_review, reviewer_kinds, state_visible
 from .storyboard import content_hash, get_state, list_states
+from .trust import Verdict, verify_project
 
 OK = "approved"
 
@@ -42,6 +44,7 @@ class StateStatus:
     status: str                       # approved | missing | unreviewed | rejected | stale | appeared | failing
     reasons: list[str] = field(default_factory=list)
     frame: int | None = None
+    reviewed: str = ""                # "approved by ana at ...", or by a studio run, never shown as a person
 
     @property
     def ok(self) -> bool:
@@ -60,19 +63,26 @@ def check_status(project: Project, state_id: str, current_hash: str) -> list[str
 
 
 def state_status(project: Project, state_id: str, scene: Scene | None = None,
-                 plan: dict | None = None) -> StateStatus:
+                 plan: dict | None = None, trust: Verdict | None = None) -> StateStatus:
     scene = scene or load_scene(project)
     plan = plan if plan is not None else load_plan(project)
+    trust = trust or verify_project(project)
     state = get_state(project, state_id)
     if state is None:
         return StateStatus(state_id, "missing", ["missing: no such state has been authored"])
     reasons: list[str] = []
     chash = content_hash(scene, state.pose)
     review = latest_review(project, state_id)
+    who = by_whom(review.reviewer, reviewer_kinds(project).get(review.reviewer)) if review else ""
     if review is None:
         reasons.append("unreviewed: no one has approved it yet")
+    elif not trust.ok:
+        reasons.append(f"unreviewed: no review counts while the audit log fails verification at "
+                       f"{trust.problem.row} (see studio audit verify)")
+    elif not review.signed:
+        reasons.append("unreviewed: the review is unsigned (made before reviews were signed); review it again")
     elif review.verdict != "approve":
-        reasons.append(f"rejected by {review.reviewer} at {review.at}: {review.note or 'no note'}")
+        reasons.append(f"rejected by {who} at {review.at}: {review.note or 'no note'}")
     else:
         if review.design_id != scene_design_id(scene):
             reasons.append(f"stale: the scene design changed since review ({review.design_id} -> {scene_design_id(scene)})")
@@ -82,14 +92,18 @@ def state_status(project: Project, state_id: str, scene: Scene | None = None,
         if appeared:
             reasons.append(f"appeared since review: {', '.join(appeared)} now visible")
     reasons += check_status(project, state_id, chash)
-    return StateStatus(state_id, reasons[0].split(":")[0].split(" ")[0] if reasons else OK, reasons, state.frame)
+    reviewed = f"{'approved' if review.verdict == 'approve' else 'rejected'} by {who} at {review.at}" \
+        if review and review.signed and trust.ok else ""
+    return StateStatus(state_id, reasons[0].split(":")[0].split(" ")[0] if reasons else OK, reasons, state.frame,
+                       reviewed)
 
 
 def board_status(project: Project, scene: Scene | None = None) -> list[StateStatus]:
     """Every authored state and every plan state, in frame order, with its status."""
     scene = scene or load_scene(project)
     plan = load_plan(project)
-    out = {s.id: state_status(project, s.id, scene, plan) for s in list_states(project)}
+    trust = verify_project(project)
+    out = {s.id: state_status(project, s.id, scene, plan, trust) for s in list_states(project)}
     for s in (plan or {}).get("states", []):
         if s["id"] not in out:
             out[s["id"]] = StateStatus(s["id"], "missing", ["missing: planned but not authored"], s["frame"])
@@ -104,12 +118,17 @@ def parse_segment(segment: str) -> tuple[str, str]:
 
 
 def require_storyboards(project: Project, segment: str, scene: Scene | None = None) -> None:
-    """Refuse (GateError) unless both bounding states are approved, passing and current."""
+    """Refuse (GateError) unless the audit log verifies and both bounding states are approved,
+    passing and current."""
     a, b = parse_segment(segment)
     scene = scene or load_scene(project)
     plan = load_plan(project)
+    trust = verify_project(project)
+    if not trust.ok:
+        raise GateError(segment, [("audit log", f"fails verification at {trust.problem}; no review "
+                                                f"counts until it is repaired (see studio audit verify)")])
     reasons = [(st.state_id, why) for sid in (a, b)
-               for st in [state_status(project, sid, scene, plan)] for why in st.reasons]
+               for st in [state_status(project, sid, scene, plan, trust)] for why in st.reasons]
     if not reasons:
         sa, sb = get_state(project, a), get_state(project, b)
         if sb.frame <= sa.frame:

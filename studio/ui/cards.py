@@ -30,6 +30,7 @@ class Card:
     authored: bool = True
     segment: str = ""                      # segment to the next card, if any
     segment_status: str = ""               # not baked | baked | passing | failing
+    reviewed: str = ""                     # who approved or rejected it; a studio run is never shown as a person
 
 
 def segment_status(project: Project, segment: str, baked: set[str]) -> str:
@@ -48,7 +49,8 @@ def board_cards(project: Project, scene: Scene, states: list[State]) -> list[Car
         s = by_id.get(st.state_id)
         cards.append(Card(st.state_id, int(st.frame if st.frame is not None else (s.frame if s else 0)),
                           CARD_STATUS.get(st.status, st.status), list(st.reasons),
-                          s.description if s else "", s.shot if s else "", s.still if s else "", s is not None))
+                          s.description if s else "", s.shot if s else "", s.still if s else "", s is not None,
+                          reviewed=st.reviewed))
     baked = {r["segment"] for r in list_segments(project)}
     for a, b in zip(cards, cards[1:]):
         a.segment = segment_id(a.state_id, b.state_id)

@@ -19,6 +19,7 @@ from studio.jobs.spec import still_spec, video_spec
 from studio.scene.io import load_scene
 from studio.store.project import Project
 from studio.timeline.gate import parse_segment, state_status
+from studio.timeline.trust import verify_project
 from studio.timeline.plan import load_plan, plan_segments
 
 from .qt_export import QtExport
@@ -59,12 +60,13 @@ def approved_segments(project: Project) -> list[str]:
     if not plan:
         return []
     scene = load_scene(project)
+    trust = verify_project(project)              # the audit log is read once, not per state
     ok: dict[str, bool] = {}
     out = []
     for seg in plan_segments(plan):
         for sid in parse_segment(seg):
             if sid not in ok:
-                ok[sid] = state_status(project, sid, scene, plan).ok
+                ok[sid] = state_status(project, sid, scene, plan, trust).ok
         if all(ok[sid] for sid in parse_segment(seg)):
             out.append(seg)
     return out

@@ -120,7 +120,7 @@ class CardDelegate(QStyledItemDelegate):
                    p.fontMetrics().elidedText(card.state_id + (f" · {card.shot}" if card.shot else ""),
                                               Qt.TextElideMode.ElideRight, CARD_W - 16))
         p.setPen(QColor("#a0a4aa"))
-        why = card.reasons[0] if card.reasons else "approved, passing, current"
+        why = card.reasons[0] if card.reasons else (card.reviewed or "approved, passing, current")
         p.drawText(QRect(r.x() + 8, still.bottom() + 38, CARD_W - 16, 16), Qt.AlignmentFlag.AlignLeft,
                    p.fontMetrics().elidedText(why, Qt.TextElideMode.ElideRight, CARD_W - 16))
         if card.segment:                # the segment to the next card: a bar in the gap
@@ -207,6 +207,7 @@ class QtStoryboard(QWidget):
                                 "No key states yet: the plan's states appear here once authored.")
         else:
             why = "; ".join(card.reasons) or "approved, passing and current"
+            why += f" ({card.reviewed})" if card.reviewed else ""
             seg = f"  ·  segment {card.segment}: {card.segment_status}" if card.segment else ""
             self.detail.setText(f"<b>{card.state_id}</b> @ {card.frame} — {card.status}: {why}{seg}")
         ok = card is not None and card.authored
