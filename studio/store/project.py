@@ -75,6 +75,7 @@ class Project:
         self.path = Path(path).absolute()   # job specs and workers run from other folders
         self.db = db
         self._listeners: list = []
+        self._after_commit: list = []
 
     # ---- opening --------------------------------------------------------
     @classmethod
@@ -178,9 +179,20 @@ class Project:
             yield
         except BaseException:
             conn.execute("ROLLBACK")
+            self._after_commit.clear()
             raise
         conn.execute("COMMIT")
+        pending, self._after_commit = self._after_commit, []
+        for fn in pending:
+            fn()
         self._emit()
+
+    def after_commit(self, fn) -> None:
+        """Run `fn` once what is being written has committed (now, outside a transaction)."""
+        if self.db.conn.in_transaction:
+            self._after_commit.append(fn)
+        else:
+            fn()
 
     # ---- change events (views listen to these) --------------------------
     def subscribe(self, callback) -> None:

@@ -83,8 +83,9 @@ def by_whom(reviewer: str, kind: str | None = None) -> str:
 
 def _remember(project: Project) -> None:
     """After a signed row commits, note it in this user's config (see `keys.remember_signed_row`)."""
-    if project.db.conn.in_transaction:
-        return                          # an outer transaction may still roll it back
+    if project.db.conn.in_transaction:  # an outer transaction may still roll it back: note it once committed
+        project.after_commit(lambda: _remember(project))
+        return
     row, h = chain.head(project.db.conn)
     at = project.db.execute("SELECT at FROM audit WHERE id = ?", [row]).fetchone()
     keys.remember_signed_row(project.project_id, project.path, row, h, at[0] if at else "")
