@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from studio.scene.ir import IRError, Scene
+from studio.store.keys import ReviewerKeyError
 from studio.store.project import Project
 from studio.timeline.commands import Command, CommandStack
 from studio.timeline.storyboard import State, get_state
@@ -99,7 +100,7 @@ class ToolBox:
         since = _last_audit_id(self.project)
         try:
             out = self._handlers[name](self, args)
-        except ToolRefused:
+        except (ToolRefused, ReviewerKeyError):     # the caller's own key is not the call's fault
             raise
         except (IRError, KeyError, ValueError) as e:   # the studio's own refusals, e.g. the gate's
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)

@@ -73,10 +73,13 @@ def _tool(project: Project, actor: str, name: str, arguments: dict):
     """One call of the tool layer as `actor`; a refusal is the command's answer (exit 1)."""
     from studio.agent.errors import ToolRefused
     from studio.agent.tools import ToolBox
+    from studio.store.keys import ReviewerKeyError
     try:
         return ToolBox(project, actor=actor).call(name, arguments)
     except ToolRefused as e:
         raise CommandError(str(e), EXIT_FAILED) from None
+    except ReviewerKeyError as e:
+        raise CommandError(str(e), EXIT_BAD_INPUT) from None
 
 
 def cmd_review(args) -> int:
