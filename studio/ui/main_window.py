@@ -127,6 +127,7 @@ class MainWindow(QMainWindow):
         self.stack.subscribe(self._on_stack)
         self._on_stack("", None)
         self.qsession = QtSession(session, self)
+        self.playhead = Playhead()           # the views of this project listen to this one only
         self.setWindowTitle(f"Keypose Studio — {session.project.name}")
         self.playhead.fps = session.project.fps
         self.playhead.set_range(*session.frame_range())
@@ -179,7 +180,12 @@ class MainWindow(QMainWindow):
 
     def show_settings(self) -> None:
         from .qt_settings import QtSettings
-        QtSettings(self).exec()
+        dialog = QtSettings(self)
+        try:
+            dialog.exec()
+        finally:                 # a dialog left as the window's child is deleted twice at quit
+            dialog.setParent(None)
+            dialog.deleteLater()
 
     def _close_session(self) -> None:
         if self.session is None:
@@ -195,6 +201,7 @@ class MainWindow(QMainWindow):
             self.view_menu.removeAction(dock.toggleViewAction())
             dock.deleteLater()
         self._docks.clear()
+        self.playhead.close()
         self.qsession.detach()
         self.session.close()
         self.session = None
