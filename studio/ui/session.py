@@ -115,12 +115,16 @@ class Session:
 
     # ---- time ------------------------------------------------------------
     def frame_range(self) -> tuple[int, int]:
+        """The frames the timeline spans: keys, the baked film and the plan's shots, and at
+        least ten seconds from the project's first frame, so an empty project can be keyed."""
         first = self.project.frame_start
         frames = [s.frame for s in self.states]
         if self.film is not None and self.film.n_frames:
             frames += [self.film.frame_start, self.film.frame_end]
-        if not frames:
-            return first, first
+        plan = load_plan(self.project) or {}
+        frames += [int(s[k]) for s in plan.get("shots", []) for k in ("start", "end")
+                   if isinstance(s.get(k), int)]
+        frames.append(first + 10 * max(1, int(self.project.fps)) - 1)
         return min(frames + [first]), max(frames)
 
     def state_at(self, frame: int) -> State | None:
