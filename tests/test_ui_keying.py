@@ -82,3 +82,38 @@ def test_a_key_from_a_held_state_copies_its_pose_and_a_rejection_needs_a_note(qt
     assert "needs a note" in msgs[-1]
     from studio.timeline.reviews import list_reviews
     assert list_reviews(tmp_project, "s1") == []
+
+
+def test_show_film_key_state_or_both_with_the_key_as_a_ghost(qtbot, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "projects" / "doorway", tmp_path / "doorway")
+    w = MainWindow(Session.open(tmp_path / "doorway"))
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitUntil(lambda: len(w.viewport.actors) > 10, timeout=30000)
+    vp = w.viewport
+    states = w.session.states
+    a, b = states[0], states[1]                          # mid-segment the film leaves the held key
+    w.playhead.set_frame((a.frame + b.frame) // 2)
+    film = vp.screenshot(str(tmp_path / "film.png"))
+    assert vp.key_ghost_bodies == []
+    vp.set_showing("state")
+    state = vp.screenshot(str(tmp_path / "state.png"))
+    held = w.session.key_world_at(w.playhead.frame)
+    shown = {n: np.array([[vp._matrices[n].GetElement(i, j) for j in range(4)] for i in range(4)]) for n in held}
+    assert all(np.allclose(shown[n], held[n]) for n in held)     # the bodies stand where the key puts them
+    vp.set_showing("both")
+    both = vp.screenshot(str(tmp_path / "both.png"))
+    moving = vp.key_ghost_bodies
+    assert moving and "floor" not in moving and len(moving) < len(vp.actors)   # only the bodies that move
+    changed = lambda x, y: np.mean(np.abs(x[..., :3].astype(int) - y[..., :3].astype(int)).sum(-1) > 30)
+    assert changed(film, state) > 0.002              # the key's pose is not the film's here
+    assert changed(film, both) > 0.002               # the ghost is drawn over the film
+    w.playhead.set_frame(a.frame)                    # at the key itself film and key agree: no ghost
+    assert vp.key_ghost_bodies == []

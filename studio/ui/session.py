@@ -149,6 +149,11 @@ class Session:
                 self._film_world = tracks_world(self.scene, film)
             i = frame - film.frame_start
             return {k: v[i] for k, v in self._film_world.items()}
+        return self.key_world_at(frame)
+
+    def key_world_at(self, frame: int) -> dict[str, np.ndarray]:
+        """World matrices of the key state that holds at `frame` (its own pose, not the film's:
+        an edited or repaired key shows as it is now), or of the rest pose without states."""
         s = self.state_at(frame)
         key, pose = (s.id, s.pose.hash()) if s else ("", "rest")
         cached = self._state_world.get(key)
