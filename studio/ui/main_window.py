@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 from studio.timeline.commands import CommandStack
 
 from .panels import optional_panels
+from .qt_manipulator import Manipulator
 from .playhead import Playhead
 from .progress import progress_text
 from .qt_scrubber import QtScrubber
@@ -134,6 +135,8 @@ class MainWindow(QMainWindow):
         self.playhead.set_frame(self.playhead.first)
         self.viewport = QtViewport(self.qsession, self.playhead)
         self.scrubber = QtScrubber(self.qsession, self.playhead)
+        self.manipulator = Manipulator(self.viewport, lambda: self.stack)
+        self.manipulator.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         centre = QSplitter(Qt.Orientation.Vertical)
         centre.addWidget(self.viewport)
         centre.addWidget(self.scrubber)
@@ -153,6 +156,8 @@ class MainWindow(QMainWindow):
                 if area == Qt.DockWidgetArea.BottomDockWidgetArea:
                     self.tabifyDockWidget(board, dock)
         board.raise_()
+        if "Pose" in self.panels:
+            self.manipulator.previewed.connect(self.panels["Pose"].show_preview)
         self.export_action.setEnabled("Jobs" in self.panels)
         self._views = [self.viewport, self.scrubber, self.storyboard, *self.panels.values()]
         self.qsession.changed.connect(self._on_changed)
@@ -192,6 +197,7 @@ class MainWindow(QMainWindow):
             return
         self.playhead.set_playing(False)
         self.export_action.setEnabled(False)
+        self.manipulator.detach()
         for view in self._views:
             closer = getattr(view, "close_view", None) or getattr(view, "close_viewport", None)
             if closer:

@@ -167,13 +167,14 @@ class QtViewport(QWidget):
         self._caption()
         self.plotter.render()
 
-    def set_world(self, world: dict[str, np.ndarray]) -> None:
-        """Place bodies from given world matrices (used by the scrubbing benchmark and repair preview)."""
+    def set_world(self, world: dict[str, np.ndarray], render: bool = True) -> None:
+        """Place bodies from given world matrices (scrubbing benchmark, manipulator previews)."""
         for name, m in self._matrices.items():
             w = world.get(name)
             if w is not None:
                 m.DeepCopy(w.ravel())
-        self.plotter.render()
+        if render:
+            self.plotter.render()
 
     def _on_selection(self, _bodies) -> None:
         self._draw_failures(force=True)
