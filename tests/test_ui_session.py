@@ -32,7 +32,7 @@ def test_playhead_clamps_and_wraps_only_while_playing():
 def test_session_holds_each_state_until_the_next(tmp_project):
     add_boxes(tmp_project, states=3)
     s = Session(tmp_project)
-    assert s.frame_range() == (1001, 1049)
+    assert s.frame_range() == (1001, 1240)     # keys end at 1049; an empty timeline still spans 10 s at 24 fps
     # crate is a root at x = -1 + 0.5 i for state i; frame 1030 is held by s2 (1025)
     assert np.allclose(s.world_at(1030)["crate"][:3, 3], [-0.5, 0, 0])
     assert np.allclose(s.world_at(1049)["crate"][:3, 3], [0.0, 0, 0])
@@ -122,3 +122,8 @@ def test_cards_show_each_segment_baked_and_passing(tmp_project):
     assert s.cards[0].segment_status == "passing"
     save_reports(tmp_project, "segment:s1..s2", [Report("NoPenetration", "fail")], checked_hash="x")
     assert s.cards[0].segment_status == "failing"
+
+
+def test_an_empty_project_has_a_timeline_to_key_on(tmp_project):
+    s = Session(tmp_project)
+    assert s.states == [] and s.frame_range() == (1001, 1240)

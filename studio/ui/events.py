@@ -18,6 +18,10 @@ class Event:
         if callback in self._callbacks:
             self._callbacks.remove(callback)
 
+    def clear(self) -> None:
+        """Drop every listener: the model is closing and no view may hear from it again."""
+        self._callbacks.clear()
+
     def emit(self, *args: Any) -> None:
         for cb in list(self._callbacks):
             cb(*args)

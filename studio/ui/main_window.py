@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 from studio.timeline.commands import CommandStack
 
 from .panels import optional_panels
+from .qt_manipulator import Manipulator
 from .playhead import Playhead
 from .progress import progress_text
 from .qt_scrubber import QtScrubber
@@ -127,12 +128,15 @@ class MainWindow(QMainWindow):
         self.stack.subscribe(self._on_stack)
         self._on_stack("", None)
         self.qsession = QtSession(session, self)
+        self.playhead = Playhead()           # the views of this project listen to this one only
         self.setWindowTitle(f"Keypose Studio — {session.project.name}")
         self.playhead.fps = session.project.fps
         self.playhead.set_range(*session.frame_range())
         self.playhead.set_frame(self.playhead.first)
         self.viewport = QtViewport(self.qsession, self.playhead)
         self.scrubber = QtScrubber(self.qsession, self.playhead)
+        self.manipulator = Manipulator(self.viewport, lambda: self.stack)
+        self.manipulator.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         centre = QSplitter(Qt.Orientation.Vertical)
         centre.addWidget(self.viewport)
         centre.addWidget(self.scrubber)
@@ -152,6 +156,8 @@ class MainWindow(QMainWindow):
                 if area == Qt.DockWidgetArea.BottomDockWidgetArea:
                     self.tabifyDockWidget(board, dock)
         board.raise_()
+        if "Pose" in self.panels:
+            self.manipulator.previewed.connect(self.panels["Pose"].show_preview)
         self.export_action.setEnabled("Jobs" in self.panels)
         self._views = [self.viewport, self.scrubber, self.storyboard, *self.panels.values()]
         self.qsession.changed.connect(self._on_changed)
@@ -179,13 +185,19 @@ class MainWindow(QMainWindow):
 
     def show_settings(self) -> None:
         from .qt_settings import QtSettings
-        QtSettings(self).exec()
+        dialog = QtSettings(self)
+        try:
+            dialog.exec()
+        finally:                 # a dialog left as the window's child is deleted twice at quit
+            dialog.setParent(None)
+            dialog.deleteLater()
 
     def _close_session(self) -> None:
         if self.session is None:
             return
         self.playhead.set_playing(False)
         self.export_action.setEnabled(False)
+        self.manipulator.detach()
         for view in self._views:
             closer = getattr(view, "close_view", None) or getattr(view, "close_viewport", None)
             if closer:
@@ -195,6 +207,7 @@ class MainWindow(QMainWindow):
             self.view_menu.removeAction(dock.toggleViewAction())
             dock.deleteLater()
         self._docks.clear()
+        self.playhead.close()
         self.qsession.detach()
         self.session.close()
         self.session = None

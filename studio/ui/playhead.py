@@ -1,6 +1,7 @@
 """Where the person is looking in time: the current frame, the frame range,
 playing or paused, and the bodies selected. Qt-free, so it is tested headless;
-`qt_scrubber` and `qt_viewport` listen to its events."""
+`qt_scrubber` and `qt_viewport` listen to its events. The window makes one per
+open project and closes it with the project, which disconnects every view."""
 from __future__ import annotations
 
 from .events import Event
@@ -16,6 +17,13 @@ class Playhead:
         self.range_changed = Event()       # (first, last)
         self.playing_changed = Event()     # (playing)
         self.selection_changed = Event()   # (bodies)
+
+    def close(self) -> None:
+        """Disconnect every view: a playhead belongs to one open project, and the views of a
+        closed project must never be called again (their session's database is closed)."""
+        self.set_playing(False)
+        for ev in (self.frame_changed, self.range_changed, self.playing_changed, self.selection_changed):
+            ev.clear()
 
     def set_range(self, first: int, last: int) -> None:
         first, last = int(first), max(int(first), int(last))

@@ -135,7 +135,16 @@ class QtPose(QWidget):
             self.title.setText("No state at this frame.")
             return
         self.title.setText(f"<b>{s.id}</b> @ {s.frame}")
-        pose = s.pose.completed(self.session.scene)
+        self._show(s.pose.completed(self.session.scene))
+
+    def show_preview(self, pose) -> None:
+        """Follow a drag in the viewport live (None: the drag ended; show what is stored)."""
+        if pose is None:
+            self.load(force=True)
+        else:
+            self._show(pose)
+
+    def _show(self, pose) -> None:
         self._loading = True
         try:
             for name, boxes in self.roots.items():

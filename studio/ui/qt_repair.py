@@ -118,6 +118,8 @@ class QtRepair(QWidget):
             self.viewport.clear_ghost()
             return
         self.playhead.set_frame(state.frame)          # before: the state as it is; after: the ghost
+        if self.viewport.showing != "state":          # the film may not match the state (edited since the bake)
+            self.viewport.set_showing("state")
         scene = self.session.scene
         self.viewport.show_ghost(pose_world(scene, apply_changes(scene, state.pose, p.changes)))
 

@@ -66,9 +66,14 @@ class PinBar(QWidget):
             x0, x1 = self.x_of(baked.frame_start), self.x_of(baked.frame_end)
             p.fillRect(QRect(int(x0), mid - 2, max(1, int(x1 - x0)), 4), QColor("#4a90d9"))
         p.setPen(QPen(QColor("#c9ccd1"), 1))
-        for s in self.session.states:           # key states: ticks below the bar
+        names_right = -1
+        for s in self.session.states:           # key states: ticks below the bar, named where room
             x = int(self.x_of(s.frame))
             p.drawLine(x, mid + 4, x, h - 4)
+            width = p.fontMetrics().horizontalAdvance(s.id)
+            if x + 3 > names_right and x + 3 + width < w:
+                p.drawText(x + 3, h - 4, s.id)
+                names_right = x + 3 + width + 6
         groups: dict[tuple[str, bool], list[int]] = {}
         for x, f in self.columns().items():     # pins: a stem and a head above the bar, batched per shade
             groups.setdefault((pin_shade(f), f.required), []).append(x)

@@ -14,6 +14,7 @@ from studio.agent.errors import ToolRefused
 from studio.agent.tools import ToolBox
 from studio.timeline.commands import CommandStack
 
+from . import keying
 from .cards import Card
 from .playhead import Playhead
 from .qt_session import QtSession
@@ -162,11 +163,36 @@ class QtStoryboard(QWidget):
         strip.addWidget(self.note, 1)
         strip.addWidget(self.approve_button)
         strip.addWidget(self.reject_button)
+        self.key_name = QLineEdit()            # keys are named and described in place
+        self.key_name.setPlaceholderText("new key's name")
+        self.key_name.setMaximumWidth(180)
+        self.key_description = QLineEdit()
+        self.key_description.setPlaceholderText("what this key shows (the selected key's description)")
+        self.key_button = QPushButton("Key this frame")
+        self.key_button.setToolTip("Key the pose shown at the playhead as a new state (I)")
+        self.move_button = QPushButton("Move key here")
+        self.move_button.setToolTip("Move the selected key to the playhead's frame")
+        self.delete_button = QPushButton("Delete key")
+        self.key_button.clicked.connect(self.key_this_frame)
+        self.key_name.returnPressed.connect(self.key_this_frame)
+        self.key_description.returnPressed.connect(self.describe_selected)
+        self.move_button.clicked.connect(self.move_selected)
+        self.delete_button.clicked.connect(self.delete_selected)
+        keys = QHBoxLayout()
+        keys.addWidget(self.key_name)
+        keys.addWidget(self.key_description, 1)
+        keys.addWidget(self.key_button)
+        keys.addWidget(self.move_button)
+        keys.addWidget(self.delete_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.view)
         lay.addLayout(strip)
+        lay.addLayout(keys)
         lay.addWidget(self.detail)
+        sc = QShortcut(QKeySequence("I"), self)
+        sc.setContext(Qt.ShortcutContext.WindowShortcut)
+        sc.activated.connect(self.key_this_frame)
         for keys, verdict in (("Ctrl+Shift+A", "approve"), ("Ctrl+Shift+R", "reject")):
             sc = QShortcut(QKeySequence(keys), self)
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
@@ -213,12 +239,63 @@ class QtStoryboard(QWidget):
         ok = card is not None and card.authored
         self.approve_button.setEnabled(ok)
         self.reject_button.setEnabled(ok)
+        self.move_button.setEnabled(ok)
+        self.delete_button.setEnabled(ok)
+        if not self.key_description.hasFocus():
+            self.key_description.setText(card.description if card else "")
+        if not self.key_name.hasFocus():
+            self.key_name.setText(keying.default_key_name(self.session, self.playhead.frame))
+
+    # ---- keys ------------------------------------------------------------
+    def key_this_frame(self) -> None:
+        frame = self.playhead.frame
+        name = self.key_name.text().strip() or keying.default_key_name(self.session, frame)
+        description = "" if self.current_card() else self.key_description.text().strip()
+        self._edit(lambda: keying.key_frame(self.session, self.stack, frame, name, description),
+                   f"Keyed {name} at frame {frame}")
+        self.key_name.clear()
+        if any(s.id == name for s in self.session.states):
+            self.select_state(name)
+
+    def move_selected(self) -> None:
+        card = self.current_card()
+        if card is not None and card.authored:
+            frame = self.playhead.frame
+            self._edit(lambda: keying.move_key(self.session, self.stack, card.state_id, frame),
+                       f"Moved {card.state_id} to frame {frame}")
+
+    def describe_selected(self) -> None:
+        card = self.current_card()
+        if card is not None and card.authored:
+            text = self.key_description.text().strip()
+            self._edit(lambda: keying.describe_key(self.session, self.stack, card.state_id, text),
+                       f"Described {card.state_id}")
+
+    def delete_selected(self) -> None:
+        card = self.current_card()
+        if card is not None and card.authored:
+            self._current_id = ""
+            self._edit(lambda: keying.delete_key(self.session, self.stack, card.state_id),
+                       f"Deleted {card.state_id} (Edit › Undo brings it back)")
+
+    def _edit(self, fn, done: str) -> None:
+        try:
+            fn()
+        except ValueError as e:
+            self.message.emit(str(e))
+            return
+        self.session.refresh()
+        self.message.emit(done)
 
     # ---- review ----------------------------------------------------------
     def review(self, verdict: str) -> None:
         card = self.current_card()
         if card is None or not card.authored:
             self.message.emit("Select an authored state to review.")
+            return
+        if verdict == "reject" and not self.note.text().strip():
+            self.message.emit(f"Say why {card.state_id} is rejected: a rejection needs a note.")
+            self.note.setFocus()
             return
         try:
             ToolBox(self.session.project, self.stack, actor="person").call(

@@ -16,7 +16,8 @@ import math
 import numpy as np
 import pyvista as pv
 from pyvistaqt import QtInteractor
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
@@ -33,6 +34,8 @@ ADVISORY_COLOR = (0.66, 0.53, 0.29)      # muted amber: an advisory check fails;
 SELECTED_COLOR = (1.0, 0.9, 0.2)
 BACKGROUND = (0.16, 0.17, 0.19)
 GHOST_COLOR = (0.3, 0.95, 0.4)
+KEY_GHOST_COLOR = (0.45, 0.7, 1.0)         # "both": the key state's pose over the film
+SHOW_MODES = (("film", "Film"), ("state", "Key state"), ("both", "Both: key over film"))
 
 
 def tessellate(scene, project_dir, state) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -61,10 +64,21 @@ class QtViewport(QWidget):
         self.camera_mode = QComboBox()
         self.camera_mode.addItems(["Shot camera", "Free orbit"])
         self.camera_mode.currentIndexChanged.connect(lambda _i: self._apply_camera(force=True))
+        self.show_mode = QComboBox()
+        self.show_mode.addItems([label for _k, label in SHOW_MODES])
+        self.show_mode.setToolTip("What the viewport shows: the baked film, the key state that holds at "
+                                  "the playhead, or both (the key as a blue ghost over the film). V cycles.")
+        self.show_mode.currentIndexChanged.connect(lambda _i: self.show_frame())
+        cycle = QShortcut(QKeySequence("V"), self)
+        cycle.setContext(Qt.ShortcutContext.WindowShortcut)
+        cycle.activated.connect(lambda: self.show_mode.setCurrentIndex((self.show_mode.currentIndex() + 1)
+                                                                        % len(SHOW_MODES)))
         self.caption = QLabel("")
         bar = QHBoxLayout()
         bar.addWidget(QLabel("View:"))
         bar.addWidget(self.camera_mode)
+        bar.addWidget(QLabel("Show:"))
+        bar.addWidget(self.show_mode)
         bar.addStretch(1)
         bar.addWidget(self.caption)
         lay = QVBoxLayout(self)
@@ -75,6 +89,7 @@ class QtViewport(QWidget):
         self._matrices: dict[str, vtkMatrix4x4] = {}
         self._colors: dict[str, tuple] = {}
         self._ghosts: dict[str, tuple[object, vtkMatrix4x4]] = {}
+        self._key_ghosts: dict[str, tuple[object, vtkMatrix4x4]] = {}
         self._drawn_failures: tuple = ()
         self._camera_shown = None
         self._generation = 0
@@ -101,6 +116,9 @@ class QtViewport(QWidget):
         """Make one actor per body (GUI thread only), then place them at the current frame."""
         for name in list(self.actors):
             self.plotter.remove_actor(self.actors.pop(name), render=False)
+        for ghost, _m in self._key_ghosts.values():
+            self.plotter.remove_actor(ghost, render=False)
+        self._key_ghosts.clear()
         self.clear_ghost()
         self._matrices.clear()
         self._colors.clear()
@@ -123,25 +141,40 @@ class QtViewport(QWidget):
         self.meshes_shown.emit(self.triangles)
 
     # ---- per frame -------------------------------------------------------
-    def show_frame(self, *_args) -> None:
+    @property
+    def showing(self) -> str:
+        return SHOW_MODES[self.show_mode.currentIndex()][0]
+
+    def set_showing(self, mode: str) -> None:
+        self.show_mode.setCurrentIndex([k for k, _l in SHOW_MODES].index(mode))
+
+    def shown_world(self) -> dict[str, np.ndarray]:
+        """Where each body is drawn now: the key state's pose in "state" mode, else the film's."""
+        if not self.actors:
+            return {}
         frame = self.playhead.frame
-        world = self.session.world_at(frame) if self.actors else {}
+        return self.session.key_world_at(frame) if self.showing == "state" else self.session.world_at(frame)
+
+    def show_frame(self, *_args) -> None:
+        world = self.shown_world()
         for name, m in self._matrices.items():
             w = world.get(name)
             if w is not None:
                 m.DeepCopy(w.ravel())
+        self._draw_key_ghost(world)
         self._draw_failures()
         self._apply_camera()
         self._caption()
         self.plotter.render()
 
-    def set_world(self, world: dict[str, np.ndarray]) -> None:
-        """Place bodies from given world matrices (used by the scrubbing benchmark and repair preview)."""
+    def set_world(self, world: dict[str, np.ndarray], render: bool = True) -> None:
+        """Place bodies from given world matrices (scrubbing benchmark, manipulator previews)."""
         for name, m in self._matrices.items():
             w = world.get(name)
             if w is not None:
                 m.DeepCopy(w.ravel())
-        self.plotter.render()
+        if render:
+            self.plotter.render()
 
     def _on_selection(self, _bodies) -> None:
         self._draw_failures(force=True)
@@ -194,7 +227,7 @@ class QtViewport(QWidget):
     def show_ghost(self, world: dict[str, np.ndarray]) -> None:
         """Draw the bodies that move at `world` as translucent green: the 'after' of a repair."""
         self.clear_ghost()
-        current = self.session.world_at(self.playhead.frame)
+        current = self.shown_world()
         for name, actor in self.actors.items():
             w = world.get(name)
             if w is None or (name in current and np.allclose(current[name], w, atol=1e-6)):
@@ -206,6 +239,27 @@ class QtViewport(QWidget):
             ghost.SetUserMatrix(m)
             self._ghosts[name] = (ghost, m)
         self.plotter.render()
+
+    def _draw_key_ghost(self, world: dict[str, np.ndarray]) -> None:
+        """In "both", the key state's pose as a blue ghost on every body where it leaves the film."""
+        key = self.session.key_world_at(self.playhead.frame) if self.showing == "both" and self.actors else {}
+        moved = {n: w for n, w in key.items()
+                 if n in self.actors and n in world and not np.allclose(world[n], w, atol=1e-6)}
+        for name in set(self._key_ghosts) - set(moved):
+            self.plotter.remove_actor(self._key_ghosts.pop(name)[0], render=False)
+        for name, w in moved.items():
+            if name not in self._key_ghosts:
+                ghost = self.plotter.add_mesh(self.actors[name].mapper.dataset, color=KEY_GHOST_COLOR,
+                                              opacity=0.4, name=f"key-ghost:{name}", render=False,
+                                              reset_camera=False)
+                m = vtkMatrix4x4()
+                ghost.SetUserMatrix(m)
+                self._key_ghosts[name] = (ghost, m)
+            self._key_ghosts[name][1].DeepCopy(w.ravel())
+
+    @property
+    def key_ghost_bodies(self) -> list[str]:
+        return sorted(self._key_ghosts)
 
     def clear_ghost(self) -> None:
         for name, (ghost, _m) in list(self._ghosts.items()):

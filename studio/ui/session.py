@@ -115,12 +115,16 @@ class Session:
 
     # ---- time ------------------------------------------------------------
     def frame_range(self) -> tuple[int, int]:
+        """The frames the timeline spans: keys, the baked film and the plan's shots, and at
+        least ten seconds from the project's first frame, so an empty project can be keyed."""
         first = self.project.frame_start
         frames = [s.frame for s in self.states]
         if self.film is not None and self.film.n_frames:
             frames += [self.film.frame_start, self.film.frame_end]
-        if not frames:
-            return first, first
+        plan = load_plan(self.project) or {}
+        frames += [int(s[k]) for s in plan.get("shots", []) for k in ("start", "end")
+                   if isinstance(s.get(k), int)]
+        frames.append(first + 10 * max(1, int(self.project.fps)) - 1)
         return min(frames + [first]), max(frames)
 
     def state_at(self, frame: int) -> State | None:
@@ -145,6 +149,11 @@ class Session:
                 self._film_world = tracks_world(self.scene, film)
             i = frame - film.frame_start
             return {k: v[i] for k, v in self._film_world.items()}
+        return self.key_world_at(frame)
+
+    def key_world_at(self, frame: int) -> dict[str, np.ndarray]:
+        """World matrices of the key state that holds at `frame` (its own pose, not the film's:
+        an edited or repaired key shows as it is now), or of the rest pose without states."""
         s = self.state_at(frame)
         key, pose = (s.id, s.pose.hash()) if s else ("", "rest")
         cached = self._state_world.get(key)
