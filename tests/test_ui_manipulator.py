@@ -82,7 +82,7 @@ def test_arrows_move_a_free_body_along_one_axis_as_one_undoable_command(window, 
     assert after[1:3] == pytest.approx([1.0, 0.01], abs=1e-9)   # and only along x
     assert any(p is not None for p in seen) and seen[-1] is None   # the Pose dock followed, then settled
     assert window.panels["Pose"].roots["panel"][0].value() == pytest.approx(after[0], abs=1e-4)
-    assert window.undo_action.text() == "Undo set state k1"
+    assert window.undo_action.text() == "Undo pose k1"
     window.undo_action.trigger()
     assert get_state(window.session.project, "k1").pose.roots["panel"][:3] == pytest.approx([-1.0, 1.0, 0.01])
 

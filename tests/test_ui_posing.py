@@ -32,7 +32,7 @@ def test_move_and_turn_a_root_body_snap_and_land_as_one_command(arm):
     assert math.degrees(math.atan2(w[1, 0], w[0, 0])) == pytest.approx(30.0)
     assert w[:3, 3] == pytest.approx([-1.0, 1.0, 0.01])             # turned about its own origin
     stack = CommandStack()
-    assert drag.commit(project, stack) == "set state k1"
+    assert drag.commit(project, stack) == "pose k1"
     assert get_state(project, "k1").pose.roots["panel"] == pytest.approx(drag.pose.roots["panel"])
     stack.undo()
     assert get_state(project, "k1").pose.roots["panel"] == pytest.approx([-1.0, 1.0, 0.01, 1, 0, 0, 0])
