@@ -94,18 +94,18 @@ def _project_with(tmp_path, body: Body) -> Path:
 def test_a_mesh_that_is_not_watertight_fails_the_build(tmp_path, capsys):
     open_box = trimesh.creation.box(extents=[0.3, 0.3, 0.3])
     open_box.update_faces(list(range(10)))                     # lid removed
-    path = _project_with(tmp_path, Body("crate", "rigid", Geometry("mesh", path="crate.stl")))
-    (path / "crate.stl").write_bytes(open_box.export(file_type="stl"))
+    path = _project_with(tmp_path, Body("crate", "rigid", Geometry("mesh", path="assets/crate.stl")))
+    (path / "assets" / "crate.stl").write_bytes(open_box.export(file_type="stl"))
     assert main(["scene", "build", str(path)]) == 1
     out = capsys.readouterr().out
     assert _rows(out)["crate"][:2] == (10, "NO") and "not watertight: crate" in out
 
 
 def test_bad_input_exits_2_naming_the_body_and_file(tmp_path, capsys):
-    path = _project_with(tmp_path, Body("crate", "rigid", Geometry("mesh", path="nowhere/crate.glb")))
+    path = _project_with(tmp_path, Body("crate", "rigid", Geometry("mesh", path="assets/nowhere/crate.glb")))
     assert main(["scene", "build", str(path)]) == 2
     err = capsys.readouterr().err
-    assert "body crate" in err and "nowhere/crate.glb: no such mesh file" in err
+    assert "body crate" in err and "assets/nowhere/crate.glb: no such mesh file" in err
     assert main(["scene", "build", str(tmp_path / "not-a-project")]) == 2
     assert "no such folder" in capsys.readouterr().err
 

@@ -82,11 +82,11 @@ def _mesh_body(path: str) -> Body:
 def test_import_mesh_files(tmp_path, ext):
     box = trimesh.creation.box(extents=[0.4, 0.2, 0.1])
     box.apply_translation([0.0, 0.5, 0.0])
-    (tmp_path / "props").mkdir()
+    (tmp_path / "assets" / "props").mkdir(parents=True)
     data = box.export(file_type=ext)
-    (tmp_path / "props" / f"box.{ext}").write_bytes(data.encode() if isinstance(data, str) else data)
+    (tmp_path / "assets" / "props" / f"box.{ext}").write_bytes(data.encode() if isinstance(data, str) else data)
     clear_memo()
-    built = build_body_mesh(_mesh_body(f"props/box.{ext}"), tmp_path)
+    built = build_body_mesh(_mesh_body(f"assets/props/box.{ext}"), tmp_path)
     m = built.mesh
     assert built.cache == "miss" and m.is_watertight and len(m.faces) == 12
     assert m.volume == pytest.approx(0.4 * 0.2 * 0.1)
@@ -98,7 +98,7 @@ def test_import_mesh_files(tmp_path, ext):
         np.testing.assert_allclose(extents, [0.4, 0.2, 0.1], atol=1e-6)
         assert m.bounds[:, 1].mean() == pytest.approx(0.5)
     clear_memo()
-    assert build_body_mesh(_mesh_body(f"props/box.{ext}"), tmp_path).cache == "hit"
+    assert build_body_mesh(_mesh_body(f"assets/props/box.{ext}"), tmp_path).cache == "hit"
 
 
 @pytest.mark.parametrize("name, data, fragment", [
@@ -110,8 +110,9 @@ def test_import_mesh_files(tmp_path, ext):
     ("broken.gltf", b"{\"asset\": ", "not a readable GLTF file"),
 ])
 def test_malformed_or_missing_files_name_the_file(tmp_path, name, data, fragment):
+    (tmp_path / "assets").mkdir()
     if data is not None:
-        (tmp_path / name).write_bytes(data)
+        (tmp_path / "assets" / name).write_bytes(data)
     with pytest.raises(MeshError) as e:
-        build_body_mesh(_mesh_body(name), tmp_path)
-    assert f"body prop: {tmp_path / name}" in str(e.value) and fragment in str(e.value), str(e.value)
+        build_body_mesh(_mesh_body(f"assets/{name}"), tmp_path)
+    assert f"body prop: {tmp_path / 'assets' / name}" in str(e.value) and fragment in str(e.value), str(e.value)

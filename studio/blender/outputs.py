@@ -66,5 +66,14 @@ def ensure_writable(folder: str, where: str) -> None:
         raise SpecError(f"{where}: cannot write into {folder} ({e.strerror or e})") from None
 
 
+def inside_folder(folder: str, rel: str, field: str) -> str:
+    """`folder/rel`, refused (SpecError naming the field) if it is absolute or leads out of `folder`."""
+    root = os.path.realpath(folder)
+    full = os.path.realpath(os.path.join(root, rel))
+    if os.path.isabs(rel) or ".." in rel.replace("\\", "/").split("/") or os.path.commonpath([root, full]) != root:
+        raise SpecError(f"spec {field}: {rel!r} leads outside the job folder {root}")
+    return os.path.join(folder, rel)
+
+
 class SpecError(ValueError):
     """A job spec the worker cannot carry out; the message names the field."""

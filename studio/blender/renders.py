@@ -13,7 +13,7 @@ import os
 import bpy
 
 from keyframes import apply_pose
-from outputs import emit, part_path, publish
+from outputs import emit, inside_folder, part_path, publish
 
 
 def render_still(path: str) -> str:
@@ -43,7 +43,7 @@ def render_stills(objects: dict, ir: dict, states: list[dict], cameras: list[str
             if s.get("resolution"):
                 w, h = s["resolution"]
             scene.render.resolution_x, scene.render.resolution_y = int(w), int(h)
-            path = os.path.join(out_dir, f"{s['id']}_{cam}.png")
+            path = inside_folder(out_dir, f"{s['id']}_{cam}.png", f"states[{s['id']!r}].id")
             rel = os.path.relpath(path, job_dir)
             done[rel] = render_still(path)
             emit("still", frame=int(s["frame"]), of=total, state=s["id"], camera=cam,

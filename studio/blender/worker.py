@@ -18,7 +18,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from outputs import SpecError, emit, ensure_writable, write_json_atomic  # noqa: E402
+from outputs import SpecError, emit, ensure_writable, inside_folder, write_json_atomic  # noqa: E402
 
 KINDS = ("still", "preview", "film", "export_blend", "verify")
 
@@ -38,7 +38,8 @@ def load_spec(path: str) -> dict:
 
 
 def in_job(spec: dict, rel: str) -> str:
-    return os.path.join(spec["job_dir"], rel)
+    """A spec's relative path inside its job folder; a path leading out is refused."""
+    return inside_folder(spec["job_dir"], rel, "path")
 
 
 def run(spec: dict) -> dict[str, str]:

@@ -8,13 +8,14 @@ from pathlib import Path
 from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 from studio.jobs import queue, spec as specs
 from studio.jobs.blend_check import compare
-from studio.jobs.deliver import DeliveryError, check_destination
+from studio.jobs.deliver import DeliveryError, check_destination, check_spec_paths, name_destination
 from studio.jobs.dispatch import recover_jobs, run_submitted
 from studio.jobs.export_gate import film_gate, write_delivery_report
 from studio.jobs.farm import FarmError
 from studio.jobs.local import cancel_job
 from studio.jobs.worker_process import BlenderMissing
 from studio.scene.io import load_scene
+from studio.store.names import NameProblem
 from studio.store.project import Project
 from studio.store.settings import load_settings
 from studio.timeline.storyboard import list_states
@@ -99,7 +100,7 @@ def cmd_export(args) -> int:
         raise CommandError("export: give --blend OUT and/or --video OUT")
     settings = load_settings()
     res = _resolution(args.resolution)
-    outs = [p.resolve() for p in (args.blend, args.video) if p]
+    outs = [Path(name_destination(p)) for p in (args.blend, args.video) if p]
     for out in outs:
         try:
             check_destination(out)
@@ -176,6 +177,12 @@ def cmd_jobs(args) -> int:
             j = cancel_job(project, args.job)
             print(f"job {j.id}: {j.state}")
             return 0
+        try:            # a stored spec is data: it may not send outputs outside the project
+            check_spec_paths(project, queue.job_dir(project, args.job), queue.get_job(project, args.job).spec)
+        except NameProblem as e:
+            raise CommandError(f"job {args.job}: {e}", EXIT_BAD_INPUT) from None
+        except queue.JobError as e:
+            raise CommandError(str(e), EXIT_FAILED) from None
         try:
             j = queue.requeue(project, args.job)
         except queue.JobError as e:

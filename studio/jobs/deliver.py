@@ -3,6 +3,13 @@ where the user asked, and each state's still recorded on the state.
 
 Every copy lands atomically (temp file beside the destination, fsync,
 rename), so a failed delivery leaves the old file or none, never half.
+
+A spec is stored data, so it is not trusted to say where files go: every
+output it names must lie in its job folder, every relative destination in the
+project, and a destination outside the project is delivered only if the user
+named it in this process (`name_destination`, called by `studio export` and
+the Export dialog). So `jobs resume` of an export renders but refuses to write
+outside the project; export again to deliver it there.
 """
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from studio.scene.io import load_scene
+from studio.store.names import NameProblem, check_id, inside
 from studio.store.project import Project
 from studio.timeline.storyboard import get_state, put_state
 
@@ -21,9 +29,43 @@ class DeliveryError(OSError):
     """An output that could not be delivered; the message names the destination."""
 
 
-def destination(project: Project, dest: str) -> Path:
+_NAMED: set[str] = set()
+
+
+def name_destination(path: str | Path) -> str:
+    """Record a delivery path the user gave (command line or dialog); returns it resolved."""
+    p = str(Path(path).resolve())
+    _NAMED.add(p)
+    return p
+
+
+def destination(project: Project, dest: str, field: str = "spec.deliver") -> Path:
+    """Where an output goes: inside the project, or outside only where the user named it."""
     p = Path(dest)
-    return p if p.is_absolute() else project.path / p
+    if p.is_absolute():
+        if not p.resolve().is_relative_to(project.path.resolve()) and str(p.resolve()) not in _NAMED:
+            raise NameProblem(f"{field}: {dest!r} is outside the project and was not named by you in this "
+                              f"command; export again naming it")
+        return p
+    return inside(project.path, p, field)
+
+
+def check_spec_paths(project: Project, folder: Path, spec: dict) -> None:
+    """Refuse (NameProblem naming the field) a spec whose outputs leave the job folder or whose
+    deliveries leave the project unasked."""
+    for rel in spec.get("expected", []):
+        inside(folder, rel, "spec.expected")
+    for key in ("tracks", "video", "blend"):
+        if spec.get(key):
+            inside(folder, spec[key], f"spec.{key}")
+    for rel in spec.get("meshes", {}).values():
+        inside(folder, rel, "spec.meshes")
+    for rel, dest in spec.get("deliver", {}).items():
+        inside(folder, rel, "spec.deliver")
+        destination(project, dest, f"spec.deliver[{rel!r}]")
+    for state_id, rel in spec.get("record_stills", {}).items():
+        check_id(state_id, "spec.record_stills")
+        inside(folder, rel, f"spec.record_stills[{state_id!r}]")
 
 
 def copy_atomic(src: Path, dest: Path) -> None:
@@ -65,10 +107,14 @@ def current_hash(project: Project, state_id: str) -> str | None:
 
 def deliver(project: Project, job_folder: Path, spec: dict) -> dict[str, str]:
     """Copy each output to its destination; record stills on their states. Return {output: destination}."""
+    try:
+        check_spec_paths(project, job_folder, spec)
+    except NameProblem as e:
+        raise DeliveryError(f"{job_folder / 'spec.json'}: {e}") from None
     done = {}
     for rel, dest in spec.get("deliver", {}).items():
         target = destination(project, dest)
-        copy_atomic(job_folder / rel, target)
+        copy_atomic(inside(job_folder, rel, "spec.deliver"), target)
         done[rel] = str(target)
     stills = spec.get("record_stills", {})
     if stills:
@@ -78,6 +124,6 @@ def deliver(project: Project, job_folder: Path, spec: dict) -> dict[str, str]:
             state = get_state(project, state_id)
             if state is None or current_hash(project, state_id) != hashes.get(state_id):
                 continue            # deleted or edited while rendering: this still shows an old pose
-            state.still = project.put_asset((job_folder / rel).read_bytes(), "png")
+            state.still = project.put_asset(inside(job_folder, rel, "spec.record_stills").read_bytes(), "png")
             put_state(project, scene, state, actor="studio", action="render still")
     return done

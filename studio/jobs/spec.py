@@ -17,6 +17,7 @@ from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose, Tracks
+from studio.store.names import NameProblem, check_id
 from studio.store.project import Project, write_atomic
 from studio.timeline.film import load_film_tracks
 from studio.timeline.storyboard import content_hash, list_states
@@ -106,6 +107,13 @@ def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = No
     cams = cameras or [c.name for c in scene.cameras]
     for c in cams:
         scene.camera(c)
+    try:                                  # ids become file names: checked again where they are used
+        for s in states:
+            check_id(s.id, f"state {s.id!r}.id")
+        for c in cams:
+            check_id(c, f"camera {c!r}.name")
+    except NameProblem as e:
+        raise SpecProblem(f"{project.path}: {e}") from None
     spec = base_spec(project, "still", job_dir, scene, engine)
     res = resolution_of(scene, None, resolution) if resolution else None
     spec.update(steps=["stills"], cameras=cams, resolution=res or list(scene.cameras[0].resolution),

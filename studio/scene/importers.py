@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
+from studio.store.names import NameProblem, inside, relative_inside
+
 FORMATS = {".glb": "glb", ".gltf": "gltf", ".obj": "obj", ".stl": "stl"}
 Y_UP_TO_Z_UP = np.array([[1, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]], float)
 
@@ -20,13 +22,14 @@ class MeshFileError(ValueError):
 
 
 def resolve_path(path: str, project_dir: Path | None) -> Path:
-    """A geometry's mesh path, relative to the project folder unless absolute."""
-    p = Path(path)
-    if not p.is_absolute():
-        if project_dir is None:
-            raise MeshFileError(f"{path}: a relative mesh path needs the project folder")
-        p = Path(project_dir) / p
-    return p
+    """A geometry's mesh path: relative to the project folder and inside its assets/ (never absolute or climbing)."""
+    if project_dir is None:
+        raise MeshFileError(f"{path}: a mesh path needs the project folder")
+    try:
+        relative_inside(path, "assets", "geometry.path")
+        return inside(Path(project_dir) / "assets", Path(path).relative_to("assets"), "geometry.path")
+    except NameProblem as e:
+        raise MeshFileError(str(e)) from None
 
 
 def load_mesh_file(path: Path) -> tuple[np.ndarray, np.ndarray]:

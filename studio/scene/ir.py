@@ -15,6 +15,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from studio.store.names import NameProblem, check_id, relative_inside
+
 BODY_KINDS = ("rigid", "link", "ground", "static", "effect")
 JOINT_TYPES = ("revolute", "prismatic", "fixed", "ball")
 GEOMETRY_SOURCES = ("cad", "mesh", "box")
@@ -92,6 +94,8 @@ class Geometry:
             raise IRError(f"{where}.part: a CAD geometry needs a part name")
         if src == "mesh" and not g.path:
             raise IRError(f"{where}.path: a mesh geometry needs a file path")
+        if src == "mesh":
+            _named(relative_inside, g.path, "assets", f"{where}.path")
         if src == "box" and min(g.size) <= 0:
             raise IRError(f"{where}.size: box extents must be positive, got {g.size}")
         return g
@@ -264,7 +268,7 @@ class Scene:
             mat = str(b.get("material", ""))
             if mat and mat not in mats:
                 raise IRError(f"{at}.material: no material named {mat!r}")
-            s.bodies.append(Body(name=_name(b, at), kind=kind,
+            s.bodies.append(Body(name=_file_name(b, at), kind=kind,
                                  geometry=Geometry.from_dict(b.get("geometry", {}), f"{at}.geometry"),
                                  material=mat, group=str(b.get("group", "")), flags=flags,
                                  mass=float(b.get("mass", 1.0))))
@@ -313,7 +317,7 @@ class Scene:
             lens = float(c.get("lens_mm", 35.0))
             if lens <= 0:
                 raise IRError(f"{at}.lens_mm: must be positive, got {lens}")
-            s.cameras.append(Camera(name=_name(c, at), position=_vec(c.get("position", [4, -4, 2]), 3, f"{at}.position"),
+            s.cameras.append(Camera(name=_file_name(c, at), position=_vec(c.get("position", [4, -4, 2]), 3, f"{at}.position"),
                                     target=_vec(c.get("target", [0, 0, 0.8]), 3, f"{at}.target"),
                                     lens_mm=lens, sensor_mm=float(c.get("sensor_mm", 36.0)), resolution=res))
         _unique([c.name for c in s.cameras], f"{where}.cameras")
@@ -338,6 +342,18 @@ def _name(d: Any, where: str) -> str:
     if not isinstance(n, str) or not n.strip():
         raise IRError(f"{where}.name: expected a non-empty name")
     return n
+
+
+def _file_name(d: Any, where: str) -> str:
+    """A name that ends up in file names (bodies, cameras): it must match the id pattern."""
+    return _named(check_id, _name(d, where), f"{where}.name")
+
+
+def _named(check, *args) -> str:
+    try:
+        return check(*args)
+    except NameProblem as e:
+        raise IRError(str(e)) from None
 
 
 def _unique(names: list[str], where: str) -> set[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.scene.ir import Scene
+from studio.store.names import NameProblem, check_id
 from studio.store.project import Project
 
 EVENT_KINDS = ("contact", "grasp", "release", "reach", "enter_region", "pass_through", "order")
@@ -33,7 +34,8 @@ def _list(d: dict, key: str, where: str) -> list:
     return v
 
 
-def _ids(items: list, where: str, key: str = "id") -> list[str]:
+def _ids(items: list, where: str, key: str = "id", file_names: bool = False) -> list[str]:
+    """The items' ids, each present and unique; ids that become file names also match the id pattern."""
     seen: list[str] = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):
@@ -43,6 +45,11 @@ def _ids(items: list, where: str, key: str = "id") -> list[str]:
             raise PlanError(f"{where}[{i}].{key}: expected a non-empty string")
         if v in seen:
             raise PlanError(f"{where}[{i}].{key}: {v!r} is used twice")
+        if file_names:
+            try:
+                check_id(v, f"{where}[{i}].{key}")
+            except NameProblem as e:
+                raise PlanError(str(e)) from None
         seen.append(v)
     return seen
 
@@ -61,7 +68,7 @@ def validate_plan(plan: Any, scene: Scene | None = None) -> dict:
         if not isinstance(plan.get(k, ""), str):
             raise PlanError(f"plan.{k}: expected text")
     shots = _list(plan, "shots", "plan")
-    shot_ids = _ids(shots, "plan.shots")
+    shot_ids = _ids(shots, "plan.shots", file_names=True)
     cams = {c.name for c in scene.cameras} if scene else None
     spans = {}
     for i, s in enumerate(shots):
@@ -81,7 +88,7 @@ def validate_plan(plan: Any, scene: Scene | None = None) -> dict:
             if o["name"] not in names:
                 raise PlanError(f"plan.objects[{i}].name: {o['name']!r} is not a body, group or frame of the scene")
     states = _list(plan, "states", "plan")
-    state_ids = _ids(states, "plan.states")
+    state_ids = _ids(states, "plan.states", file_names=True)
     for i, s in enumerate(states):
         at = f"plan.states[{i}]"
         frame = _int(s.get("frame"), f"{at}.frame")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from studio.scene.ir import Scene, canonical_hash
 from studio.scene.meshes import geometry_hash, scene_design_id
 from studio.scene.pose import Pose
+from studio.store.names import check_id
 from studio.store.project import Project, now
 
 
@@ -47,6 +48,9 @@ def put_state(project: Project, scene: Scene, state: State, actor: str = "person
               action: str = "set state") -> None:
     # Through JSON and back, so the hash stored now equals the hash of the pose as it reads back
     # (a pose given with integer coordinates would otherwise hash differently once stored).
+    check_id(state.id, "state.id")
+    if state.shot:
+        check_id(state.shot, f"state {state.id}.shot")
     where = f"state {state.id}.pose"
     pose = Pose.from_dict(json.loads(json.dumps(state.pose.completed(scene, where).to_dict())), scene, where)
     with project.transaction():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from studio.jobs import queue
 from studio.jobs.blend_check import compare
-from studio.jobs.deliver import check_destination
+from studio.jobs.deliver import check_destination, name_destination
 from studio.jobs.export_gate import GateResult, film_gate, write_delivery_report
 from studio.jobs.spec import blend_spec, verify_spec, video_spec
 from studio.scene.io import load_scene
@@ -60,6 +60,7 @@ def plan_export(project: Project, folder: str | Path) -> Export:
     folder = Path(folder).resolve()
     for name in (VIDEO_NAME, BLEND_NAME):
         check_destination(folder / name)
+        name_destination(folder / name)          # the person chose this folder in the dialog
     return Export(folder, film_gate(project))
 
 
