@@ -59,3 +59,27 @@ def film_project(project, n_frames: int = 6, resolution=(64, 36), two_cameras: b
 
 def near(a, b, tol=1e-4) -> bool:
     return bool(np.allclose(np.asarray(a, float), np.asarray(b, float), atol=tol))
+
+
+def approved_film(project, n_frames: int = 6, resolution=(64, 36), two_cameras: bool = False):
+    """`film_project` taken through the real gate: both states verified and approved, the
+    segment baked through `bake_segment`, the film verified; returns (scene, tracks, reports)."""
+    from studio.checks.run import verify_film, verify_state
+    from studio.timeline.bake import bake_segment
+    from studio.timeline.reviews import record_review
+    scene, tracks = film_project(project, n_frames, resolution, two_cameras)
+    for sid in ("a", "b"):
+        verify_state(project, sid)
+        record_review(project, sid, "approve", "reads well", "ana", scene)
+    tracks = bake_segment(project, "a..b", tracks, "test", scene=scene)
+    return scene, tracks, verify_film(project)
+
+
+def sink_base_into_floor(project, scene, frames=(2, 3)):
+    """Re-bake the segment with the base sunk 15 mm into the floor at some frames: a real penetration."""
+    from studio.timeline.bake import bake_segment
+    from studio.timeline.film import load_film_tracks
+    tracks = load_film_tracks(project)
+    for i in frames:
+        tracks.roots["base"][i, 2] = 0.185
+    return bake_segment(project, "a..b", tracks, "test", scene=scene)

@@ -85,7 +85,8 @@ def test_offline_repairer_fixes_the_wall_the_elbow_and_then_the_float(broken):
     reports, checked = load_reports(broken, "state:carry")
     assert required_checks_pass(reports)
     assert {r.name: r.verdict for r in reports}["Supported"] == "pass"
-    assert checked == content_hash(load_scene(broken), get_state(broken, "carry").pose)
+    carry = get_state(broken, "carry")
+    assert checked == content_hash(load_scene(broken), carry.pose, carry.frame)
     assert [p.status for p in list_proposals(broken)] == ["approved"] * 3
     # each approval is one undoable command
     stack.undo()

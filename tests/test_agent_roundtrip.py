@@ -52,7 +52,7 @@ def build_replies() -> list[dict]:
 def scene_hashes(project) -> dict:
     scene = load_scene(project)
     return {"design": scene_design_id(scene),
-            "states": {s.id: content_hash(scene, s.pose) for s in list_states(project)},
+            "states": {s.id: content_hash(scene, s.pose, s.frame) for s in list_states(project)},
             "tracks": {r["segment"]: r["hash"] for r in list_segments(project)}}
 
 
@@ -83,7 +83,8 @@ def test_prompt_to_an_approved_state_and_gated_motion(tmp_project):
         stack.run(ReviewState(tmp_project, "start", "approve", "looks right"))
         review = latest_review(tmp_project, "start")
         assert (review.verdict, review.note) == ("approve", "looks right")
-        assert review.content_hash == content_hash(load_scene(tmp_project), get_state(tmp_project, "start").pose)
+        assert review.content_hash == content_hash(load_scene(tmp_project), get_state(tmp_project, "start").pose,
+                                                    get_state(tmp_project, "start").frame)
 
         # motion across the unapproved 'lift' is refused with the gate's message, as the tool result
         chat.add({"tool_calls": [{"name": "author_segment", "arguments": {"segment": "start..lift"}}]},

@@ -11,13 +11,13 @@ import av
 import numpy as np
 import pytest
 
-from jobs_scenes import film_project
+from jobs_scenes import approved_film, sink_base_into_floor
+from studio.checks.run import verify_film
 from studio.cli import main
 from studio.jobs import queue
 from studio.scene.kinematics import tracks_world
 from studio.store.project import Project, sha256_file
-from studio.timeline.film import film_hash
-from studio.store.reports import REQUIRED, Report, save_reports
+from studio.timeline.reviews import record_review
 from studio.timeline.storyboard import list_states
 
 pytestmark = pytest.mark.blender
@@ -29,7 +29,7 @@ BLENDER_PY = ROOT / ".venv-blender" / "bin" / "python"
 def film(tmp_path_factory):
     path = tmp_path_factory.mktemp("film") / "proj"
     with Project.create(path) as p:
-        scene, tracks = film_project(p, n_frames=8, resolution=(64, 36), two_cameras=True)
+        scene, tracks, _ = approved_film(p, n_frames=8, resolution=(64, 36), two_cameras=True)
     return path, scene, tracks
 
 
@@ -85,8 +85,6 @@ def test_preview_is_an_h264_mp4_with_the_projects_frames_rate_and_size(film):
 
 def test_export_blend_reopens_with_the_scene_and_pose_at_every_storyboard_frame(film, tmp_path):
     path, scene, tracks = film
-    with Project.open(path) as p:
-        save_reports(p, "film", [Report(n, "pass") for n in REQUIRED], checked_hash=film_hash(p))
     blend, video = tmp_path / "deliver" / "film.blend", tmp_path / "deliver" / "film.mp4"
     assert main(["export", str(path), "--blend", str(blend), "--video", str(video), "--quiet"]) == 0
     assert not (tmp_path / "deliver" / "delivery-report.json").exists()   # checks passed: no exceptions
@@ -124,17 +122,22 @@ def test_export_blend_reopens_with_the_scene_and_pose_at_every_storyboard_frame(
 
 
 def test_export_with_exceptions_writes_a_delivery_report(film, tmp_path, capsys):
-    path, _, tracks = film
+    """The base sunk into the floor (found by the real verifiers) and state b rejected after the bake."""
+    path, scene, _ = film
     with Project.open(path) as p:
-        reports = [Report(n, "pass") for n in REQUIRED if n != "NoPenetration"]
-        reports.append(Report("NoPenetration", "fail", [{"frame": 1005, "a": "arm", "b": "floor", "depth_m": 0.004}]))
-        save_reports(p, "film", reports, checked_hash=film_hash(p))
+        sink_base_into_floor(p, scene, frames=(4,))
+        verify_film(p)
+        record_review(p, "b", "reject", "the arm ends too high", "ben", scene)
     blend = tmp_path / "film.blend"
     assert main(["export", str(path), "--blend", str(blend), "--quiet"]) == 1
-    assert "NoPenetration: fail" in capsys.readouterr().err and not blend.exists()
+    err = capsys.readouterr().err
+    assert "NoPenetration: fail" in err and "state b: rejected by ben" in err and not blend.exists()
     assert main(["export", str(path), "--blend", str(blend), "--with-exceptions", "--quiet"]) == 0
     assert blend.read_bytes()[:7] == b"BLENDER"
     report = json.loads((tmp_path / "delivery-report.json").read_text())
-    assert report["reasons"] == ["NoPenetration: fail"]
-    assert report["failing_checks"][0]["evidence"] == [{"frame": 1005, "a": "arm", "b": "floor", "depth_m": 0.004}]
-    assert "NoPenetration" in (tmp_path / "delivery-report.md").read_text()
+    assert report["reasons"][1:] == ["NoPenetration: fail"] and report["reasons"][0].startswith("state b: rejected")
+    assert [(s["state"], s["status"]) for s in report["unapproved_states"]] == [("b", "rejected")]
+    (ev,) = report["failing_checks"][0]["evidence"]
+    assert (ev["frame"], ev["a"], ev["b"], ev["depth_m"]) == (1005, "base", "floor", pytest.approx(0.015))
+    md = (tmp_path / "delivery-report.md").read_text()
+    assert "NoPenetration" in md and "**b** (rejected)" in md

@@ -7,7 +7,7 @@ import os
 import threading
 
 import numpy as np
-from timeline_scenes import author_arm, pass_checks
+from timeline_scenes import author_arm, check_state
 
 from studio.cli import main
 from studio.jobs import queue
@@ -70,7 +70,7 @@ def test_cancel_stops_a_long_bake_before_it_finishes(tmp_project):
         pose = Pose.rest(scene)
         pose.joints["elbow"] = 0.3 + 0.8 * (i % 2)
         put_state(tmp_project, scene, State(sid, 1049 + 4 * i, pose, "close"))
-        pass_checks(tmp_project, sid, scene)
+        check_state(tmp_project, sid)
         record_review(tmp_project, sid, "approve", "", "ana", scene)
         ids.append(sid)
     segments = [f"{a}..{b}" for a, b in zip(ids, ids[1:])]

@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-from jobs_scenes import film_project
+from jobs_scenes import approved_film, film_project, sink_base_into_floor
+from studio.checks.run import verify_film
 from studio.cli import main
 from studio.jobs import queue, spec as specs
 from studio.jobs.contract import check_done, missing_frames
 from studio.jobs.export_gate import film_gate, write_delivery_report
 from studio.store.project import sha256_file
-from studio.timeline.film import film_hash
-from studio.store.reports import REQUIRED, Report, save_reports
+from studio.timeline.reviews import list_reviews, record_review
 
 
 def test_submit_writes_spec_meshes_and_tracks(tmp_project):
@@ -115,39 +115,69 @@ def test_recover_marks_orphaned_running_jobs_interrupted_and_kills_their_worker(
     assert queue.get_job(tmp_project, other.id).state == "running"
 
 
-def _reports(verdicts: dict) -> list[Report]:
-    return [Report(n, verdicts.get(n, "pass"), [{"frame": 1003, "bodies": ["arm", "floor"], "depth_m": 0.012}]
-                   if verdicts.get(n) == "fail" else []) for n in REQUIRED]
-
-
-def test_export_gate_reads_film_reports_for_these_tracks(tmp_project, tmp_path):
-    _, tracks = film_project(tmp_project)
+def test_export_gate_reads_the_storyboard_and_the_real_checks(tmp_project, tmp_path):
+    film_project(tmp_project)               # states unreviewed, the segment stored outside the gate
     gate = film_gate(tmp_project)
-    assert not gate.ok and "no film reports" in gate.reasons[0]
-    save_reports(tmp_project, "film", _reports({}), checked_hash="0" * 64)
+    assert not gate.ok
+    assert gate.reasons[:2] == ["state a: unreviewed: no one has approved it yet",
+                                "state b: unreviewed: no one has approved it yet"]
+    assert "segment a..b: baked against states that have changed since" in gate.reasons[2]
+    assert "no film reports" in gate.reasons[3]
+    scene, _, _ = approved_film(tmp_project)
+    assert film_gate(tmp_project).ok
+    sink_base_into_floor(tmp_project, scene)
     gate = film_gate(tmp_project)
     assert not gate.ok and "computed for other tracks" in gate.reasons[0]
-    save_reports(tmp_project, "film", _reports({"NoPenetration": "fail"}), checked_hash=film_hash(tmp_project))
+    verify_film(tmp_project)
     gate = film_gate(tmp_project)
     assert not gate.ok and gate.reasons == ["NoPenetration: fail"]
     j, m = write_delivery_report(tmp_path, gate, [str(tmp_path / "film.blend")])
     data = json.loads(j.read_text())
     assert [c["name"] for c in data["failing_checks"]] == ["NoPenetration"]
-    assert data["failing_checks"][0]["evidence"][0]["depth_m"] == 0.012
-    assert "NoPenetration: fail" in m.read_text() and '"depth_m": 0.012' in m.read_text()
-    save_reports(tmp_project, "film", _reports({}), checked_hash=film_hash(tmp_project))
-    assert film_gate(tmp_project).ok
+    assert [e["frame"] for e in data["failing_checks"][0]["evidence"]] == [1003, 1004]
+    assert data["failing_checks"][0]["evidence"][0]["depth_m"] == pytest.approx(0.015)
+    assert "NoPenetration: fail" in m.read_text() and '"depth_m": 0.015' in m.read_text()
 
 
-def test_export_refused_while_required_checks_fail(tmp_project, tmp_path, capsys):
-    _, tracks = film_project(tmp_project)
-    save_reports(tmp_project, "film", _reports({"JointLimits": "fail"}), checked_hash=film_hash(tmp_project))
+def test_export_refused_for_a_real_penetration(tmp_project, tmp_path, capsys):
+    scene, _, _ = approved_film(tmp_project)
+    sink_base_into_floor(tmp_project, scene)
+    verify_film(tmp_project)
     out = tmp_path / "out" / "film.blend"
     code = main(["export", str(tmp_project.path), "--blend", str(out)])
     assert code == 1
     err = capsys.readouterr().err
-    assert "export refused" in err and "JointLimits: fail" in err
+    assert "export refused" in err and "NoPenetration: fail" in err
     assert not out.exists() and queue.list_jobs(tmp_project) == []
+
+
+def test_a_state_rejected_after_a_passing_bake_blocks_export(tmp_project, tmp_path, capsys):
+    scene, _, reports = approved_film(tmp_project)
+    assert film_gate(tmp_project).ok
+    record_review(tmp_project, "b", "reject", "the arm ends too high", "ben", scene)
+    verify_film(tmp_project)                 # the tracks still pass: the rejection is the storyboard's
+    gate = film_gate(tmp_project)
+    assert not gate.ok and gate.reasons == ["state b: rejected by ben at " + list_reviews(tmp_project, "b")[-1].at
+                                            + ": the arm ends too high"]
+    assert [(s["state"], s["status"]) for s in gate.states] == [("b", "rejected")]
+    out = tmp_path / "out" / "film.blend"
+    assert main(["export", str(tmp_project.path), "--blend", str(out)]) == 1
+    assert "state b: rejected by ben" in capsys.readouterr().err
+    assert not out.exists() and queue.list_jobs(tmp_project) == []
+    j, m = write_delivery_report(tmp_path, gate, [str(out)])
+    assert json.loads(j.read_text())["unapproved_states"][0]["state"] == "b"
+    assert "**b** (rejected): rejected by ben" in m.read_text()
+    record_review(tmp_project, "b", "approve", "fine after all", "ben", scene)
+    assert film_gate(tmp_project).ok
+
+
+def test_moving_a_state_stales_its_review_and_blocks_export(tmp_project):
+    from studio.timeline.commands import CommandStack, MoveKey
+    approved_film(tmp_project)
+    CommandStack().run(MoveKey(tmp_project, "b", 1005))
+    gate = film_gate(tmp_project)
+    assert "state b: stale: the state's pose, frame or cameras changed since review" in gate.reasons
+    assert "segment a..b: baked against states that have changed since; bake it again" in gate.reasons
 
 
 def test_export_to_a_folder_that_cannot_exist_is_refused(tmp_project, tmp_path, capsys):

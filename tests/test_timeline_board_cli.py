@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from timeline_scenes import arm_plan, author_arm, pass_checks
+from timeline_scenes import arm_plan, author_arm, check_state, crate_into_base
 
 from studio.cli import main
 from studio.timeline.gate import state_status
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_status_lists_every_state_with_reason(tmp_project, capsys):
     scene = author_arm(tmp_project, approve=False)
     main(["board", "approve", str(tmp_project.path), "rest", "--note", "good", "--reviewer", "ana"])
-    pass_checks(tmp_project, "back", scene, verdict="fail")
+    crate_into_base(tmp_project, "back", scene)
     capsys.readouterr()
     assert main(["board", "status", str(tmp_project.path)]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -43,7 +43,7 @@ def test_approve_records_review_with_reviewer_and_note(tmp_project, capsys):
 
 def test_approve_refuses_failing_state(tmp_project, capsys):
     scene = author_arm(tmp_project, approve=False)
-    pass_checks(tmp_project, "bent", scene, verdict="fail")
+    crate_into_base(tmp_project, "bent", scene)
     code = main(["board", "approve", str(tmp_project.path), "bent", "--note", "ok"])
     assert code == 1
     assert "not approved: state bent failing: NoPenetration: fail" in capsys.readouterr().err
@@ -68,7 +68,7 @@ def test_approve_runs_missing_checks_first(tmp_project, capsys):
     from studio.store.reports import load_reports
     from studio.timeline.storyboard import content_hash, get_state
     reports, checked = load_reports(tmp_project, "state:bent")
-    assert checked == content_hash(scene, get_state(tmp_project, "bent").pose)
+    assert checked == content_hash(scene, get_state(tmp_project, "bent").pose, 1024)
     assert code == (0 if state_status(tmp_project, "bent").ok else 1)
 
 

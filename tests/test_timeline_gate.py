@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from timeline_scenes import arm_plan, arm_scene, author_arm, pass_checks
+from timeline_scenes import arm_plan, arm_scene, author_arm, check_state, crate_into_base
 
 from studio.scene.io import save_scene
 from studio.scene.pose import Pose
@@ -51,9 +51,9 @@ def test_content_stale_after_pose_edit(tmp_project):
     st = get_state(tmp_project, "bent")
     st.pose.joints["elbow"] = 1.3
     put_state(tmp_project, scene, st)
-    pass_checks(tmp_project, "bent", scene)           # re-checked, but not re-reviewed
+    check_state(tmp_project, "bent")                  # re-checked, but not re-reviewed
     (sid, why), = reasons_of(tmp_project, "rest..bent")
-    assert sid == "bent" and why == "stale: the state's pose or cameras changed since review"
+    assert sid == "bent" and why == "stale: the state's pose, frame or cameras changed since review"
     assert state_status(tmp_project, "bent").status == "stale"
 
 
@@ -62,24 +62,26 @@ def test_design_stale_after_geometry_edit(tmp_project):
     scene.body("fore").geometry.size = [0.42, 0.04, 0.04]
     save_scene(tmp_project, scene)
     for sid in ("rest", "bent"):
-        pass_checks(tmp_project, sid, scene)
+        check_state(tmp_project, sid)
     reasons = reasons_of(tmp_project, "rest..bent")
     assert [sid for sid, _ in reasons] == ["rest", "bent"]
     assert all(why.startswith("stale: the scene design changed") for _, why in reasons)
 
 
 def test_failing_checks_and_checks_for_another_hash(tmp_project):
-    scene = author_arm(tmp_project)
-    pass_checks(tmp_project, "bent", scene, verdict="fail")
-    (sid, why), = reasons_of(tmp_project, "rest..bent")
-    assert (sid, why) == ("bent", "failing: NoPenetration: fail")
-    # reports computed for another version of the state do not count
-    pass_checks(tmp_project, "bent", scene)
-    reports, _ = load_reports(tmp_project, "state:bent")
-    from studio.store.reports import save_reports
-    save_reports(tmp_project, "state:bent", reports, "0123456789abcdef")
-    (sid, why), = reasons_of(tmp_project, "rest..bent")
-    assert sid == "bent" and why.startswith("failing: checks were run on another version")
+    scene = author_arm(tmp_project, approve=False)
+    record_review(tmp_project, "rest", "approve", "", "ana", scene)
+    crate_into_base(tmp_project, "bent", scene)       # the real verifiers find the crate in the base
+    reasons = reasons_of(tmp_project, "rest..bent")
+    assert ("bent", "failing: NoPenetration: fail") in reasons and {sid for sid, _ in reasons} == {"bent"}
+    # reports computed for another version of the state do not count: move the crate out, do not re-check
+    state = get_state(tmp_project, "bent")
+    state.pose.roots["crate"] = [2, 2, 0.1, 1, 0, 0, 0]
+    put_state(tmp_project, scene, state)
+    reasons = dict(reasons_of(tmp_project, "rest..bent"))
+    assert reasons["bent"].startswith("failing: checks were run on another version")
+    check_state(tmp_project, "bent")
+    assert [why for sid, why in reasons_of(tmp_project, "rest..bent")] == ["unreviewed: no one has approved it yet"]
 
 
 def test_object_appeared_since_review(tmp_project):
@@ -106,19 +108,19 @@ def test_new_body_in_view_stales_and_appears(tmp_project):
 
 def test_every_reason_of_both_states_is_listed(tmp_project):
     scene = author_arm(tmp_project, approve=False)
-    record_review(tmp_project, "back", "reject", "too fast", "ben", scene)
-    pass_checks(tmp_project, "back", scene, verdict="error")
+    crate_into_base(tmp_project, "back", scene)
+    record_review(tmp_project, "back", "reject", "the crate is in the base", "ben", scene)
     err = pytest.raises(GateError, require_storyboards, tmp_project, "bent..back").value
     assert [sid for sid, _ in err.reasons] == ["bent", "back", "back"]
     assert "bent: unreviewed" in str(err) and "back: rejected by ben" in str(err)
-    assert "back: failing: NoPenetration: error" in str(err)
+    assert "back: failing: NoPenetration: fail" in str(err)
 
 
 def test_review_is_audited_and_bound_to_hash(tmp_project):
     author_arm(tmp_project)
     r = list_reviews(tmp_project, "bent")[-1]
     from studio.timeline.storyboard import content_hash
-    assert r.content_hash == content_hash(arm_scene(), get_state(tmp_project, "bent").pose)
+    assert r.content_hash == content_hash(arm_scene(), get_state(tmp_project, "bent").pose, 1024)
     assert r.reviewer == "ana" and r.visible == ["base", "floor", "fore", "upper"]
     log = [a for a in tmp_project.audit_log() if a["action"] == "approve"]
     assert {a["target"] for a in log} == {"state:rest", "state:bent", "state:back"}

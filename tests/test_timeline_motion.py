@@ -195,7 +195,7 @@ def test_simulated_drop_baked_between_states(tmp_project):
     from studio.scene.io import save_scene
     from studio.timeline.reviews import record_review
     from studio.timeline.storyboard import State, put_state
-    from timeline_scenes import pass_checks
+    from timeline_scenes import check_state
     scene = arm_scene()
     save_scene(tmp_project, scene)
     start = Pose.rest(scene)
@@ -205,7 +205,7 @@ def test_simulated_drop_baked_between_states(tmp_project):
     landed.roots["crate"] = sim.roots["crate"][-1].tolist()
     for sid, frame, pose in (("held", 1001, start), ("landed", 1030, landed)):
         put_state(tmp_project, scene, State(sid, frame, pose))
-        pass_checks(tmp_project, sid, scene)
+        check_state(tmp_project, sid)
         record_review(tmp_project, sid, "approve", "", "ana", scene)
     stored = bake_segment(tmp_project, "held..landed", sim, "simulate")
     np.testing.assert_allclose(stored.roots["crate"], sim.roots["crate"], atol=1e-12)   # already on both keys

@@ -5,10 +5,11 @@ import copy
 import json
 
 import pytest
-from timeline_scenes import arm_plan, arm_scene, author_arm, pass_checks
+from timeline_scenes import arm_plan, arm_scene, author_arm, check_state
 
 from studio.scene.io import save_scene
-from studio.store.reports import REQUIRED, Report, save_reports
+from studio.checks.run import verify_film
+from studio.store.reports import REQUIRED
 from studio.timeline import film
 from studio.timeline.bake import bake_segment
 from studio.timeline.interpolate import interpolate_poses
@@ -64,8 +65,9 @@ def _bake_all(project, scene):
         bake_segment(project, seg, interpolate_poses(scene, [(a.frame, a.pose), (b.frame, b.pose)]), "interpolate")
 
 
-def _verify_film(project, verdict="pass"):
-    save_reports(project, "film", [Report(n, verdict) for n in REQUIRED], film.film_hash(project))
+def _verify_film(project):
+    reports = verify_film(project)
+    assert {r.name: r.verdict for r in reports if r.name in REQUIRED} == dict.fromkeys(REQUIRED, "pass")
 
 
 def test_progress_rises_with_work_and_falls_after_an_edit(tmp_project):
@@ -94,10 +96,10 @@ def test_progress_rises_with_work_and_falls_after_an_edit(tmp_project):
     st = get_state(tmp_project, "bent")
     st.pose.joints["elbow"] = 1.0
     put_state(tmp_project, scene, st)
-    pass_checks(tmp_project, "bent", scene)
+    check_state(tmp_project, "bent")
     value, missing = progress(tmp_project)
     assert value < steps[4]
-    assert "state bent: stale: the state's pose or cameras changed since review" in missing
+    assert "state bent: stale: the state's pose, frame or cameras changed since review" in missing
     assert "film: rest..bent, bent..back baked against states that have changed since" in missing
     assert "segment rest..bent: waiting for its states" in missing
 
@@ -110,9 +112,27 @@ def test_progress_below_one_until_rendered(tmp_project):
     assert 0.75 < value < 1 and missing == ["film: not rendered since the last bake"]
     (tmp_project.path / "renders" / "film.mp4").write_bytes(b"\x00" * 64)
     assert progress(tmp_project) == (1.0, [])
-    _verify_film(tmp_project, verdict="fail")
+    # the crate pushed into the base mid-segment: the real verifiers fail the film
+    a, b = (get_state(tmp_project, s) for s in ("rest", "bent"))
+    tracks = interpolate_poses(scene, [(a.frame, a.pose), (b.frame, b.pose)])
+    tracks.roots["crate"][5:15] = [0.15, 0.0, 0.1, 1, 0, 0, 0]
+    bake_segment(tmp_project, "rest..bent", tracks, "interpolate")
+    reports = {r.name: r for r in verify_film(tmp_project)}
+    assert reports["NoPenetration"].verdict == "fail"
+    (tmp_project.path / "renders" / "film.mp4").write_bytes(b"\x00" * 64)
     value, missing = progress(tmp_project)
     assert value < 1 and "film: required checks fail" in missing
+
+
+def test_a_rejection_after_the_render_makes_progress_fall(tmp_project):
+    scene = author_arm(tmp_project)
+    _bake_all(tmp_project, scene)
+    _verify_film(tmp_project)
+    (tmp_project.path / "renders" / "film.mp4").write_bytes(b"\x00" * 64)
+    assert progress(tmp_project) == (1.0, [])
+    record_review(tmp_project, "bent", "reject", "the elbow reads wrong", "ben", scene)
+    value, missing = progress(tmp_project)
+    assert value < 0.9 and "state bent: rejected by ben" in " ".join(missing)
 
 
 def test_film_hash_matches_the_checks_layer(tmp_project):

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from studio.scene.io import save_scene
 from studio.scene.ir import Scene
-from studio.store.reports import REQUIRED, Report, save_reports
-from studio.timeline.storyboard import State, content_hash, get_state, put_state
+from studio.timeline.storyboard import State, get_state, put_state
 
 
 def arm_scene(with_extra: bool = False) -> Scene:
@@ -42,20 +41,28 @@ def arm_plan() -> dict:
                        {"id": "bent", "frame": 1024, "shot": "close", "description": "elbow bent", "objects": ["fore"]},
                        {"id": "back", "frame": 1048, "shot": "close", "description": "arm back", "objects": ["upper"]}],
             "objects": [{"name": "upper", "description": "arm"}, {"name": "crate", "description": "a crate"}],
-            "events": [{"id": "point", "kind": "reach", "subjects": ["tip"], "window": [1010, 1030], "params": {}, "after": []}],
+            "events": [{"id": "point", "kind": "enter_region", "subjects": ["tip"], "window": [1010, 1030],
+                        "params": {"min": [0.5, 0.2, 0.2], "max": [0.8, 0.5, 0.4]}, "after": []}],
             "motion": [{"segment": "rest..bent", "tool": "interpolate", "notes": ""},
                        {"segment": "bent..back", "tool": "interpolate", "notes": ""}]}
 
 
-def pass_checks(project, state_id: str, scene: Scene, verdict: str = "pass") -> None:
-    """Store required reports for a state as the checks layer would (bound to its content hash)."""
+def check_state(project, state_id: str):
+    """Run the real verifiers on a state; they store its reports bound to its content hash."""
+    from studio.checks.run import verify_state
+    return verify_state(project, state_id)
+
+
+def crate_into_base(project, state_id: str, scene: Scene):
+    """Pose the crate half into the arm's base at this state and verify it: a real penetration."""
     state = get_state(project, state_id)
-    reports = [Report(n, verdict if n == "NoPenetration" else "pass") for n in REQUIRED]
-    save_reports(project, f"state:{state_id}", reports, content_hash(scene, state.pose))
+    state.pose.roots["crate"] = [0.15, 0.0, 0.1, 1, 0, 0, 0]
+    put_state(project, scene, state)
+    return check_state(project, state_id)
 
 
 def author_arm(project, approve: bool = True) -> Scene:
-    """The arm scene, its plan and three states, each with passing checks (and approved)."""
+    """The arm scene, its plan and three states, each passing the real checks (and approved)."""
     from studio.scene.pose import Pose
     from studio.timeline.plan import save_plan
     from studio.timeline.reviews import record_review
@@ -66,7 +73,7 @@ def author_arm(project, approve: bool = True) -> Scene:
         pose = Pose.rest(scene)
         pose.joints["elbow"] = elbow
         put_state(project, scene, State(sid, frame, pose, "close"))
-        pass_checks(project, sid, scene)
+        check_state(project, sid)
         if approve:
             record_review(project, sid, "approve", "looks right", "ana", scene)
     return scene

@@ -22,7 +22,7 @@ from studio.scene.meshes import scene_design_id, scene_meshes
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.film import film_binding, load_film_tracks
-from studio.timeline.storyboard import get_state, list_states
+from studio.timeline.storyboard import content_hash, get_state, list_states
 
 from . import (contact_slip, continuity, events, joint_limits, penetration, support_margin, supported,
                wellformed)
@@ -69,6 +69,12 @@ def approved_states(project: Project) -> list[tuple[int, Pose, str]]:
     return out
 
 
+def storyboard_states(project: Project) -> list[tuple[int, Pose, str]]:
+    """Every storyboard state, whatever its review: the film must hit each one, and a rejection
+    is the gate's to report, not a reason to stop checking the tracks against the state."""
+    return [(s.frame, s.pose, s.id) for s in list_states(project)]
+
+
 def film_hash(tracks: Tracks, scene: Scene, plan: dict | None) -> str:
     return film_binding(tracks, scene_design_id(scene), plan)
 
@@ -80,7 +86,7 @@ def verify_film(project: Project, cache: ContactCache | None = None) -> list[Rep
     if tracks is None:
         raise ValueError(f"{project.path}: nothing is baked yet (no segments in the tracks table)")
     plan = project.get_doc("plan")
-    states = [(f, p.completed(scene), i) for f, p, i in approved_states(project)]
+    states = [(f, p.completed(scene), i) for f, p, i in storyboard_states(project)]
     reports = run_checks(scene, scene_meshes(scene, project.path), tracks, plan=plan, states=states, cache=cache)
     save_reports(project, "film", reports, checked_hash=film_hash(tracks, scene, plan), actor="verifier")
     return reports
@@ -98,8 +104,10 @@ def verify_state(project: Project, state_id: str) -> list[Report]:
                             states=[(state.frame, pose, state.id)])
     footage.extra["whole_windows"] = True
     reports = run_on(footage)
-    row = list(project.db.query("SELECT content_hash FROM states WHERE id = ?", [state_id]))
-    save_reports(project, f"state:{state_id}", reports, checked_hash=row[0]["content_hash"], actor="verifier")
+    # bound to the hash of the state as verified now (the stored column dates from its last edit,
+    # so a scene edit since would leave these reports looking stale forever)
+    save_reports(project, f"state:{state_id}", reports, checked_hash=content_hash(scene, pose, state.frame),
+                 actor="verifier")
     return reports
 
 

@@ -2,8 +2,8 @@
 
 Every root body and movable joint of the scene has a track; all tracks have
 the same length; no value is NaN or infinite; every root rotation is a unit
-quaternion (within 1e-3); every frame the plan's shots and the approved
-states ask for is baked; and the tracks hit each approved state exactly at
+quaternion (within 1e-3); every frame the plan's shots and the storyboard
+states ask for is baked; and the tracks hit each storyboard state exactly at
 its frame (positions and joint values within 1e-6, rotations within 1e-6 of
 the same or the opposite quaternion). Evidence: frame, body | joint | state,
 reason; a run of bad frames is one item with its frames [first, last].

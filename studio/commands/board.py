@@ -89,7 +89,7 @@ def cmd_review(args) -> int:
             raise CommandError(f"{args.path}: no state {args.state!r} (see studio board status)", EXIT_BAD_INPUT)
         if args.verdict == "approve":
             scene = load_scene(project)
-            chash = content_hash(scene, state.pose)
+            chash = content_hash(scene, state.pose, state.frame)
             _, checked = load_reports(project, f"state:{state.id}")
             if checked != chash:                       # never checked, or checked another version
                 print(f"running the checks of {state.id} ...")

@@ -110,7 +110,8 @@ def cmd_export(args) -> int:
         recover_jobs(project, settings)
         gate = film_gate(project)
         if not gate.ok and not args.with_exceptions:
-            raise CommandError("export refused, the required checks do not pass: " + "; ".join(gate.reasons)
+            raise CommandError("export refused, the storyboard is not approved or the required checks do not pass: "
+                               + "; ".join(gate.reasons)
                                + " (fix them, or export --with-exceptions to deliver with a report)", EXIT_FAILED)
         code = 0
         if args.video:

@@ -1,15 +1,22 @@
-"""The export gate: the film leaves the studio only when its required checks
-pass on the very tracks being exported, or, with exceptions, together with a
-delivery report that lists each failing check and its evidence."""
+"""The export gate: the film leaves the studio only when every storyboard
+state is approved and current (the storyboard gate's `board_status`), every
+baked segment was baked against the states as they are now, and the film's
+required checks pass on the very tracks being exported (the current film
+hash). With exceptions it leaves together with a delivery report that lists
+each unapproved state and each failing check with its evidence. The CLI's
+`studio export` and the window's File › Export both ask this gate."""
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio.scene.io import load_scene
 from studio.store.project import Project, now, write_atomic
 from studio.store.reports import Report, failing_required, load_reports
-from studio.timeline.film import film_hash, load_film_tracks
+from studio.timeline.bake import bounds_hash
+from studio.timeline.film import film_hash, list_segments, load_film_tracks
+from studio.timeline.gate import board_status
 
 
 @dataclass
@@ -18,22 +25,30 @@ class GateResult:
     reasons: list[str] = field(default_factory=list)
     reports: list[Report] = field(default_factory=list)
     tracks_hash: str | None = None
+    states: list[dict] = field(default_factory=list)     # unapproved states: {state, status, reasons}
 
 
 def film_gate(project: Project) -> GateResult:
-    """Do the stored film reports allow export of the current tracks?"""
+    """May the current film be exported: storyboard approved and current, film checks passing?"""
     tracks = load_film_tracks(project)
     if tracks is None:
         return GateResult(False, ["no baked tracks: there is no film to export yet"])
+    scene = load_scene(project)
+    states = [{"state": st.state_id, "status": st.status, "reasons": st.reasons}
+              for st in board_status(project, scene) if not st.ok]
+    reasons = [f"state {st['state']}: {st['reasons'][0]}" for st in states]
+    reasons += [f"segment {r['segment']}: baked against states that have changed since; bake it again"
+                for r in list_segments(project) if r["bounds_hash"] != bounds_hash(project, r["segment"], scene)]
     reports, checked = load_reports(project, "film")
     h = film_hash(project)          # tracks, design and plan, as the verifiers bind their reports
     if not reports:
-        return GateResult(False, ["no film reports: run `studio verify` on the film first"], [], h)
-    if checked != h:
-        return GateResult(False, [f"the film reports were computed for other tracks ({(checked or '?')[:12]}, "
-                                  f"the film is now {h[:12]}): verify again"], reports, h)
-    failing = failing_required(reports)
-    return GateResult(not failing, failing, reports, h)
+        reasons.append("no film reports: run `studio verify` on the film first")
+    elif checked != h:
+        reasons.append(f"the film reports were computed for other tracks ({(checked or '?')[:12]}, "
+                       f"the film is now {h[:12]}): verify again")
+    else:
+        reasons += failing_required(reports)
+    return GateResult(not reasons, reasons, reports, h, states)
 
 
 def write_delivery_report(folder: Path, gate: GateResult, outputs: list[str]) -> tuple[Path, Path]:
@@ -41,12 +56,17 @@ def write_delivery_report(folder: Path, gate: GateResult, outputs: list[str]) ->
     failing_names = {r.split(":")[0] for r in gate.reasons}
     checks = [r.to_dict() for r in gate.reports if r.name in failing_names]
     data = {"at": now(), "exported_with_exceptions": True, "tracks_hash": gate.tracks_hash,
-            "outputs": outputs, "reasons": gate.reasons, "failing_checks": checks}
+            "outputs": outputs, "reasons": gate.reasons, "unapproved_states": gate.states,
+            "failing_checks": checks}
     folder = Path(folder)
     jpath, mpath = folder / "delivery-report.json", folder / "delivery-report.md"
     write_atomic(jpath, json.dumps(data, indent=1, sort_keys=True).encode())
-    lines = ["# Delivery report", "", "Exported with exceptions: the required checks below do not pass.", "",
-             f"Outputs: {', '.join(outputs)}", f"Tracks: {gate.tracks_hash}", ""]
+    lines = ["# Delivery report", "", "Exported with exceptions: the storyboard states and required checks "
+             "below do not pass.", "", f"Outputs: {', '.join(outputs)}", f"Tracks: {gate.tracks_hash}", ""]
+    if gate.states:
+        lines += ["## Storyboard states not approved and current", ""]
+        lines += [f"- **{st['state']}** ({st['status']}): {'; '.join(st['reasons'])}" for st in gate.states]
+        lines += ["", "## Gate reasons", ""]
     for reason in gate.reasons:
         lines.append(f"- **{reason}**")
         for r in checks:

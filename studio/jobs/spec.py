@@ -122,7 +122,7 @@ def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = No
     spec["expected"] = [f"out/stills/{s.id}_{c}.png" for s in states for c in cams]
     spec["deliver"] = {rel: f"renders/stills/{Path(rel).name}" for rel in spec["expected"]}
     spec["record_stills"] = {s.id: f"out/stills/{s.id}_{_still_camera(s, cams)}.png" for s in states}
-    spec["state_hashes"] = {s.id: content_hash(scene, s.pose) for s in states}
+    spec["state_hashes"] = {s.id: content_hash(scene, s.pose, s.frame) for s in states}
     return spec
 
 

@@ -50,12 +50,14 @@ class MeshBuild:
 
 
 def geometry_hash(geometry: Geometry) -> str:
-    """Hash of what the mesh is made from (source, part, parameters, tolerance, file)."""
+    """Hash of what the mesh is made from (source, part and the part's code, parameters, tolerance, file)."""
+    from . import parts
     d = {"source": geometry.source, "offset": geometry.offset.as_list()}
     if geometry.source == "box":
         d["size"] = geometry.size
     elif geometry.source == "cad":
-        d.update(part=geometry.part, params=geometry.params, tolerance=geometry.tolerance)
+        code = parts.PARTS[geometry.part].source_hash() if geometry.part in parts.PARTS else "unknown part"
+        d.update(part=geometry.part, code=code, params=geometry.params, tolerance=geometry.tolerance)
     else:
         d["path"] = geometry.path
     return canonical_hash(d)[:16]

@@ -58,16 +58,45 @@ class PartSpec:
     doc: str
 
     def source_hash(self) -> str:
-        """Hash of the function's source, so editing a part invalidates cached meshes.
+        """Hash of the part's code: the function and the module's helpers it calls, so
+        editing either invalidates cached meshes and makes approvals of the part stale."""
+        fn = self.build
+        if fn not in _SOURCE_HASHES:
+            _SOURCE_HASHES[fn] = hashlib.sha256("\n".join(_code_text(f) for f in _called(fn)).encode()).hexdigest()[:16]
+        return _SOURCE_HASHES[fn]
 
-        A frozen (installed) studio ships no sources: the compiled code stands in.
-        """
-        try:
-            text = inspect.getsource(self.build)
-        except (OSError, TypeError):
-            code = self.build.__code__
-            text = repr((code.co_code, code.co_consts, code.co_names))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+_SOURCE_HASHES: dict[Callable, str] = {}
+
+
+def _code_text(fn: Callable) -> str:
+    """A function's source; a frozen (installed) studio ships none, so its compiled code stands in."""
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        code = fn.__code__
+        return repr((code.co_code, code.co_consts, code.co_names))
+
+
+def _called(fn: Callable) -> list[Callable]:
+    """`fn` and every function of its own module it names, transitively, in a stable order."""
+    seen: dict[str, Callable] = {}
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        key = f"{f.__module__}.{f.__qualname__}"
+        if key in seen:
+            continue
+        seen[key] = f
+        codes = [f.__code__]
+        while codes:
+            c = codes.pop()
+            codes += [k for k in c.co_consts if inspect.iscode(k)]
+            for name in c.co_names:
+                g = f.__globals__.get(name)
+                if inspect.isfunction(g) and g.__module__ == fn.__module__:
+                    todo.append(g)
+    return [seen[k] for k in sorted(seen)]
 
 
 PARTS: dict[str, PartSpec] = {}

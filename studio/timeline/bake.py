@@ -30,7 +30,7 @@ def bounds_hash(project: Project, segment: str, scene: Scene | None = None) -> s
     scene = scene or load_scene(project)
     a, b = parse_segment(segment)
     sa, sb = get_state(project, a), get_state(project, b)
-    return canonical_hash([[s.id, s.frame, content_hash(scene, s.pose)] if s else [sid, None]
+    return canonical_hash([[s.id, s.frame, content_hash(scene, s.pose, s.frame)] if s else [sid, None]
                            for sid, s in ((a, sa), (b, sb))])[:16]
 
 

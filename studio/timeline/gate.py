@@ -71,7 +71,7 @@ def state_status(project: Project, state_id: str, scene: Scene | None = None,
     if state is None:
         return StateStatus(state_id, "missing", ["missing: no such state has been authored"])
     reasons: list[str] = []
-    chash = content_hash(scene, state.pose)
+    chash = content_hash(scene, state.pose, state.frame)
     review = latest_review(project, state_id)
     who = by_whom(review.reviewer, reviewer_kinds(project).get(review.reviewer)) if review else ""
     if review is None:
@@ -87,7 +87,7 @@ def state_status(project: Project, state_id: str, scene: Scene | None = None,
         if review.design_id != scene_design_id(scene):
             reasons.append(f"stale: the scene design changed since review ({review.design_id} -> {scene_design_id(scene)})")
         elif review.content_hash != chash:
-            reasons.append("stale: the state's pose or cameras changed since review")
+            reasons.append("stale: the state's pose, frame or cameras changed since review")
         appeared = sorted(set(state_visible(project, scene, plan, state)) - set(review.visible))
         if appeared:
             reasons.append(f"appeared since review: {', '.join(appeared)} now visible")

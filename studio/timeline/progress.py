@@ -3,10 +3,11 @@
 A weighted sum of stage scores, each counting only as far as its prerequisites
 do: plan -> scene -> each state (authored, passing its checks, approved) ->
 each segment (baked for the current states, verified passing) -> the film verified and rendered. An
-edit that stales a review or a segment lowers the figure again. A project
-whose film is verified (stored "film" reports pass for the current tracks)
-and rendered (a succeeded film job, or a video in renders/, newer than the
-last bake) scores exactly 1; every other project scores below 1.
+edit that stales a review or a segment, or a rejection, lowers the figure again. A project
+whose every storyboard state is approved and current, whose film is verified
+(stored "film" reports pass for the current tracks) and rendered (a succeeded
+film job, or a video in renders/, newer than the last bake) scores exactly 1;
+every other project scores below 1.
 """
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def progress(project: Project) -> tuple[float, list[str]]:
     missing: list[str] = []
     verified, why = film_verified(project)
     rendered = film_rendered(project)
-    if verified and rendered:
+    if verified and rendered and _board_ok(project):
         return 1.0, []
     score = dict.fromkeys(WEIGHTS, 0.0)
     plan = load_plan(project)
@@ -120,6 +121,13 @@ def progress(project: Project) -> tuple[float, list[str]]:
         missing.append("film: not rendered since the last bake")
     value = sum(WEIGHTS[k] * score[k] for k in WEIGHTS)
     return min(value, 0.999), missing
+
+
+def _board_ok(project: Project) -> bool:
+    try:
+        return all(s.ok for s in board_status(project))
+    except IRError:
+        return False
 
 
 def _state_score(status) -> float:

@@ -145,7 +145,7 @@ def record_review(project: Project, state_id: str, verdict: str, note: str = "",
     visible = state_visible(project, scene, load_plan(project), state)
     keys.check_name(reviewer)
     row = {"state_id": state_id, "verdict": verdict, "note": note, "reviewer": reviewer,
-           "content_hash": content_hash(scene, state.pose), "design_id": scene_design_id(scene),
+           "content_hash": content_hash(scene, state.pose, state.frame), "design_id": scene_design_id(scene),
            "visible": json.dumps(visible)}
     with project.transaction():
         key = reviewer_key(project, reviewer)

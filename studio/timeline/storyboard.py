@@ -1,6 +1,7 @@
 """Storyboard states: full static poses of the scene at key frames, stored in
-the project. A state's content hash binds its pose to the scene design, the
-geometry and the cameras, so any change to those shows as a new hash."""
+the project. A state's content hash binds its pose and its frame to the scene
+design, the geometry and the cameras, so any change to those (moving the state
+to another frame included) shows as a new hash."""
 from __future__ import annotations
 
 import json
@@ -24,10 +25,11 @@ class State:
     visible: list[str] = field(default_factory=list)
 
 
-def content_hash(scene: Scene, pose: Pose) -> str:
-    """hash(pose, design_id, geometry hashes, cameras) per DESIGN.md."""
+def content_hash(scene: Scene, pose: Pose, frame: int) -> str:
+    """hash(pose, frame, design_id, geometry hashes, cameras) per DESIGN.md."""
     return canonical_hash({
         "pose": pose.completed(scene).to_dict(),
+        "frame": int(frame),
         "design_id": scene_design_id(scene),
         "geometry": {b.name: geometry_hash(b.geometry) for b in scene.bodies},
         "cameras": [c.__dict__ for c in scene.cameras],
@@ -57,7 +59,7 @@ def put_state(project: Project, scene: Scene, state: State, actor: str = "person
         project.db["states"].upsert({
             "id": state.id, "frame": int(state.frame), "shot": state.shot,
             "description": state.description, "pose": json.dumps(pose.to_dict(), sort_keys=True),
-            "content_hash": content_hash(scene, pose), "design_id": scene_design_id(scene),
+            "content_hash": content_hash(scene, pose, state.frame), "design_id": scene_design_id(scene),
             "visible": json.dumps(state.visible), "still": state.still, "updated": now()}, pk="id")
         project.audit(actor, action, f"state:{state.id}", {"frame": state.frame})
 
