@@ -6,6 +6,12 @@ the first and last frames equal the states bit for bit, fading any residual
 (e.g. an IK tolerance) in and out with a smoothstep so velocities at the ends
 are unchanged. A residual above `MAX_RESIDUAL` means the tool did not aim at the
 states at all, and the bake is refused rather than bent into shape.
+
+Baking never hides a joint past its limit. The one correction allowed is
+rounding: a value at most `ROUNDING` (1e-6 rad or m) past a limit, which the
+smoothstep fade can leave when a state sits exactly on its limit, is set onto
+the limit. Anything further past is kept as the tool made it, so JointLimits
+fails the film and names the joint and frames, and the scorer counts it.
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from .interpolate import ease, interpolate_poses
 from .storyboard import content_hash, get_state
 
 MAX_RESIDUAL = 0.05        # metres or radians
+ROUNDING = 1e-6            # the only joint correction baking makes, in radians or metres
 
 
 def bounds_hash(project: Project, segment: str, scene: Scene | None = None) -> str:
@@ -78,18 +85,19 @@ def pin(tracks: Tracks, pose_a: Pose, pose_b: Pose) -> tuple[Tracks, float]:
     return Tracks(tracks.frame_start, roots, joints), worst
 
 
-def clip_to_limits(scene: Scene, tracks: Tracks) -> None:
-    """Keep every joint inside its limits (fading a residual in can nudge one past by a hair);
-    states are inside their limits, so the ends stay exact."""
+def round_to_limits(scene: Scene, tracks: Tracks) -> None:
+    """Set values within ROUNDING past a joint limit onto the limit; leave larger overshoots for JointLimits."""
     for j in scene.joints:
         v = tracks.joints.get(j.name)
         if v is None or j.type == "fixed":
             continue
         if j.type == "ball":
             n = np.linalg.norm(v, axis=1, keepdims=True)
-            tracks.joints[j.name] = np.where(n > j.upper, v * (j.upper / np.maximum(n, 1e-12)), v)
+            hair = (n > j.upper) & (n <= j.upper + ROUNDING)
+            tracks.joints[j.name] = np.where(hair, v * (j.upper / np.maximum(n, 1e-12)), v)
         else:
-            tracks.joints[j.name] = np.clip(v, j.lower, j.upper)
+            v = np.where((v < j.lower) & (v >= j.lower - ROUNDING), j.lower, v)
+            tracks.joints[j.name] = np.where((v > j.upper) & (v <= j.upper + ROUNDING), j.upper, v)
 
 
 def hits_states(tracks: Tracks, pose_a: Pose, pose_b: Pose) -> bool:
@@ -111,7 +119,7 @@ def bake_segment(project: Project, segment: str, tracks: Tracks, tool: str, acto
     pa, pb = a.pose.completed(scene), b.pose.completed(scene)
     full = complete(scene, tracks, pa, pb, a.frame, b.frame)
     pinned, residual = pin(full, pa, pb)
-    clip_to_limits(scene, pinned)
+    round_to_limits(scene, pinned)
     if residual > MAX_RESIDUAL:
         raise ValueError(f"segment {segment}: the {tool} tracks miss their states by {residual:.3f} "
                          f"(m or rad, more than {MAX_RESIDUAL}); aim the tool at the approved states")
