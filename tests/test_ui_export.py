@@ -8,26 +8,32 @@ import pytest
 from studio.jobs import queue
 from studio.jobs.deliver import DeliveryError
 from studio.scene.io import load_scene, save_scene
-from studio.scene.pose import Tracks
-from studio.store.reports import REQUIRED, Report, save_reports
-from studio.timeline.film import film_hash, save_segment
+from studio.checks.run import verify_film, verify_state
+from studio.timeline.bake import bake_segment
+from studio.timeline.interpolate import interpolate_poses
+from studio.timeline.reviews import record_review
+from studio.timeline.storyboard import get_state
 from studio.ui.export import ExportRefused, finish_export, plan_export, queue_blend_check, submit_export
 from ui_scenes import add_boxes
 
 
 def baked(project, failing: bool):
-    """Two states, 25 held frames between them at 160x90, and film reports on those very tracks."""
+    """Two approved states and 25 frames baked between them at 160x90, verified by the real verifiers;
+    failing: the crate is pushed into the post at frames 1010..1012, a real penetration."""
     add_boxes(project, states=2)
     scene = load_scene(project)
     scene.cameras[0].resolution = [160, 90]
     save_scene(project, scene)
-    from studio.timeline.storyboard import get_state
-    pose = get_state(project, "s1").pose.completed(scene)
-    save_segment(project, "s1..s2", Tracks.from_poses(1001, [pose] * 25), tool="hold", bounds_hash="x")
-    reports = [Report(n, "pass") for n in REQUIRED]
+    for sid in ("s1", "s2"):
+        verify_state(project, sid)
+        record_review(project, sid, "approve", "", "ana", scene)
+    a, b = get_state(project, "s1"), get_state(project, "s2")
+    tracks = interpolate_poses(scene, [(a.frame, a.pose), (b.frame, b.pose)])
     if failing:
-        reports[2] = Report("NoPenetration", "fail", [{"frame": 1010, "a": "crate", "b": "post", "depth_m": 0.02}])
-    save_reports(project, "film", reports, checked_hash=film_hash(project))
+        tracks.roots["crate"][9:12] = [1.0, 1.0, 0.0, 1, 0, 0, 0]
+    bake_segment(project, "s1..s2", tracks, "interpolate", scene=scene)
+    reports = {r.name: r.verdict for r in verify_film(project)}
+    assert reports["NoPenetration"] == ("fail" if failing else "pass")
     return scene
 
 
@@ -60,11 +66,22 @@ def test_passing_checks_export_directly_and_a_file_is_no_folder(tmp_project, tmp
 
 def test_stale_reports_refuse_the_export(tmp_project, tmp_path):
     scene = baked(tmp_project, failing=False)
-    from studio.timeline.storyboard import get_state
-    pose = get_state(tmp_project, "s2").pose.completed(scene)
-    save_segment(tmp_project, "s1..s2", Tracks.from_poses(1001, [pose] * 25), tool="hold", bounds_hash="y")
+    a, b = get_state(tmp_project, "s1"), get_state(tmp_project, "s2")
+    tracks = interpolate_poses(scene, [(a.frame, a.pose), (b.frame, b.pose)])
+    tracks.roots["crate"][5:20, 1] += 0.3                    # baked again, not verified again
+    bake_segment(tmp_project, "s1..s2", tracks, "interpolate", scene=scene)
     export = plan_export(tmp_project, tmp_path / "out")
-    assert export.refused and "verify again" in export.failing[0]
+    assert export.refused and len(export.failing) == 1 and "verify again" in export.failing[0]
+
+
+def test_a_rejected_state_refuses_the_export_from_the_window(tmp_project, tmp_path):
+    scene = baked(tmp_project, failing=False)
+    record_review(tmp_project, "s2", "reject", "the crate stops short", "ben", scene)
+    export = plan_export(tmp_project, tmp_path / "out")
+    assert export.refused and export.failing[0].startswith("state s2: rejected by ben")
+    with pytest.raises(ExportRefused, match="state s2: rejected by ben"):
+        submit_export(tmp_project, export, {})
+    assert queue.list_jobs(tmp_project) == []
 
 
 @pytest.mark.gui

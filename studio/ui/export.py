@@ -2,9 +2,10 @@
 
 The same gate and jobs as `studio export PATH --video OUT --blend OUT`: the
 film as an MP4 and the .blend, delivered into one folder the person chose.
-While the required checks fail the export is refused, unless the person
-accepts the exceptions; then, once both jobs have succeeded, a delivery
-report listing each failing check and its evidence goes beside the outputs.
+While a storyboard state is not approved and current, or the required checks
+fail, the export is refused, unless the person accepts the exceptions; then,
+once both jobs have succeeded, a delivery report listing each unapproved state
+and each failing check with its evidence goes beside the outputs.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ VIDEO_NAME, BLEND_NAME = "film.mp4", "film.blend"
 
 
 class ExportRefused(ValueError):
-    """The required checks fail and the person has not accepted the exceptions."""
+    """The storyboard or the required checks do not pass and the person has not accepted the exceptions."""
 
 
 @dataclass
@@ -67,7 +68,8 @@ def plan_export(project: Project, folder: str | Path) -> Export:
 def submit_export(project: Project, export: Export, settings: dict) -> list[int]:
     """Queue the film render and the .blend (not started); nothing is queued if either cannot be built."""
     if export.refused:
-        raise ExportRefused("export refused, the required checks do not pass: " + "; ".join(export.failing))
+        raise ExportRefused("export refused, the storyboard is not approved or the required checks do not pass: "
+                            + "; ".join(export.failing))
     engine = settings.get("render_engine") or "BLENDER_WORKBENCH"
     film = queue.submit(project, "film", lambda d: video_spec(project, d, "film", None, engine,
                                                               deliver_to=str(export.video)))

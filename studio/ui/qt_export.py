@@ -34,7 +34,7 @@ class QtExport(QObject):
             self.export_to(Path(folder))
 
     def export_to(self, folder: Path) -> Export | None:
-        """Queue the export, or open the refusal dialog while the required checks fail."""
+        """Queue the export, or open the refusal dialog while the storyboard or the required checks do not pass."""
         try:
             export = plan_export(self.session.project, folder)
         except (DeliveryError, ValueError) as e:
@@ -48,7 +48,7 @@ class QtExport(QObject):
 
     def _refuse(self, export: Export) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, "Export refused",
-                          "The required checks do not pass on this film:", parent=self.window)
+                          "The storyboard or the required checks do not pass on this film:", parent=self.window)
         box.setInformativeText("\n".join(f"• {r}" for r in export.failing)
                                + f"\n\n{EXCEPTIONS_TEXT} delivers it with a delivery report beside the outputs.")
         accept = box.addButton(EXCEPTIONS_TEXT, QMessageBox.ButtonRole.AcceptRole)
