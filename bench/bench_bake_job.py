@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("KEYPOSE_SETTINGS", str(ROOT / ".pytest_cache" / "no-settings.json"))
 
-from timeline_scenes import author_arm, pass_checks  # noqa: E402
+from timeline_scenes import author_arm, check_state  # noqa: E402
 
 from studio.jobs import queue  # noqa: E402
 from studio.jobs.bake_spec import bake_spec  # noqa: E402
@@ -41,7 +41,7 @@ def chain(path: Path, n: int) -> tuple[Project, list[str]]:
         pose = Pose.rest(scene)
         pose.joints["elbow"] = 0.3 + 0.8 * (i % 2)
         put_state(project, scene, State(f"k{i}", 1049 + 12 * i, pose, "close"))
-        pass_checks(project, f"k{i}", scene)
+        check_state(project, f"k{i}")
         record_review(project, f"k{i}", "approve", "", "bench", scene)
         ids.append(f"k{i}")
     return project, ["rest..bent", "bent..back"] + [f"{a}..{b}" for a, b in zip(ids, ids[1:])]

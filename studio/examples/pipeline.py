@@ -20,6 +20,7 @@ from studio.checks.run import verify_film, verify_state
 from studio.checks.score import rates
 from studio.jobs import queue, spec as specs
 from studio.jobs.dispatch import run_submitted
+from studio.jobs.export_gate import film_gate
 from studio.store.project import Project
 from studio.store.settings import load_settings
 from studio.timeline.film import load_film_tracks
@@ -165,8 +166,9 @@ def run_pipeline(name: str, out: Path, approve: str = "all", state=None, render:
 
             t = time.perf_counter()
             s = stage("export")
-            if not summary.required_pass:
-                raise PipelineError("export refused: the film's required checks do not pass")
+            gate = film_gate(project)           # the same gate as `studio export` and File › Export
+            if not gate.ok:
+                raise PipelineError("export refused: " + "; ".join(gate.reasons))
             blend = project.path / "exports" / f"{name}.blend"
             _run_job(project, "export_blend", lambda d: specs.blend_spec(project, d, str(blend), None, resolution),
                      settings, state)
