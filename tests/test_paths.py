@@ -98,13 +98,14 @@ def test_a_mesh_symlinked_out_of_assets_is_not_read(tmp_path):
         build_body_mesh(Body("prop", "rigid", Geometry("mesh", path="assets/link.stl")), tmp_path / "proj")
 
 
-def _tamper(project: Project, job_id: int, **changes) -> None:
-    folder = queue.job_dir(project, job_id)
+def _tamper(p: Project, job_id: int, **changes) -> None:
+    """Edit a job's stored spec behind the studio's back and mark the job failed (so it can be resumed)."""
+    folder = queue.job_dir(p, job_id)
     spec = json.loads((folder / "spec.json").read_text())
     spec.update(changes)
     (folder / "spec.json").write_text(json.dumps(spec))
-    project.db.execute("UPDATE jobs SET spec = ?, state = 'failed' WHERE id = ?", [json.dumps(spec), job_id])
-    project.db.conn.commit()
+    p.db.execute("UPDATE jobs SET spec = ?, state = 'failed' WHERE id = ?", [json.dumps(spec), job_id])
+    p.db.conn.commit()
 
 
 @pytest.mark.parametrize("field, changes", [
@@ -125,6 +126,22 @@ def test_jobs_resume_does_not_trust_a_stored_spec(tmp_path, capsys, field, chang
     assert not (tmp_path / "elsewhere").exists()
     with Project.open(path) as p:
         assert queue.get_job(p, job.id).state == "failed"         # not requeued, not run
+
+
+def test_jobs_resume_does_not_bake_into_another_project_named_by_a_stored_spec(tmp_path, capsys):
+    from studio.jobs.bake_spec import bake_spec
+    from timeline_scenes import author_arm
+    with Project.create(tmp_path / "other") as other:
+        author_arm(other)
+    path = tmp_path / "p"
+    with Project.create(path) as p:
+        author_arm(p)
+        job = queue.submit(p, "bake", lambda d: bake_spec(p, d, ["rest..bent"]))
+        _tamper(p, job.id, project=str(tmp_path / "other"))
+    assert main(["jobs", str(path), "resume", str(job.id)]) == 2
+    assert f"job {job.id}: spec.project: " in capsys.readouterr().err
+    with Project.open(tmp_path / "other") as other:
+        assert other.db.execute("SELECT count(*) FROM tracks").fetchone()[0] == 0
 
 
 def test_delivery_outside_the_project_needs_the_user_to_name_it(tmp_project, tmp_path):

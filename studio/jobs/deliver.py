@@ -53,6 +53,8 @@ def destination(project: Project, dest: str, field: str = "spec.deliver") -> Pat
 def check_spec_paths(project: Project, folder: Path, spec: dict) -> None:
     """Refuse (NameProblem naming the field) a spec whose outputs leave the job folder or whose
     deliveries leave the project unasked."""
+    if "project" in spec and Path(str(spec["project"])).resolve() != project.path.resolve():
+        raise NameProblem(f"spec.project: {spec['project']!r} is not this project ({project.path})")
     for rel in spec.get("expected", []):
         inside(folder, rel, "spec.expected")
     for key in ("tracks", "video", "blend"):
