@@ -15,6 +15,7 @@ import pytest
 from jobs_scenes import film_project
 from studio.jobs import queue, spec as specs
 from studio.jobs.contract import present_outputs
+from studio.jobs.deliver import name_destination
 from studio.jobs.dispatch import recover_jobs
 from studio.jobs.local import JobWatch, run_job
 from studio.store.project import Project
@@ -74,6 +75,7 @@ def test_an_unwritable_output_folder_fails_the_job_and_leaves_nothing(tmp_projec
     film_project(tmp_project, n_frames=4)
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the export folder should be")
+    name_destination(blocker / "film.blend")            # as `studio export --blend` does with the user's path
     job = queue.submit(tmp_project, "export_blend",
                        lambda d: specs.blend_spec(tmp_project, d, str(blocker / "film.blend")))
     job = run_job(tmp_project, job.id)
