@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from studio.store.names import NameProblem
 from studio.store.project import Project, now, write_atomic
 
 KINDS = ("still", "preview", "film", "export_blend", "bake", "verify", "agent_step")
@@ -51,7 +52,10 @@ class Job:
 
 
 def job_dir(project: Project, job_id: int) -> Path:
-    return project.path / "jobs" / str(job_id)
+    """A job's folder; job ids are the database's integers, so a folder name never leaves jobs/."""
+    if isinstance(job_id, bool) or not isinstance(job_id, int) and not str(job_id).isdigit():
+        raise NameProblem(f"job id: {job_id!r} is not a job number")
+    return project.path / "jobs" / str(int(job_id))
 
 
 def submit(project: Project, kind: str, build_spec: Callable[[Path], dict], actor: str = "person") -> Job:
