@@ -17,10 +17,11 @@ import json
 import jsonschema
 
 from studio.scene.ir import BODY_KINDS, FLAGS, JOINT_TYPES
+from studio.store.names import ID_PATTERN
 
 from .errors import ToolRefused
 
-NAME = {"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,64}$"}
+NAME = {"type": "string", "pattern": f"^{ID_PATTERN.pattern}$"}      # the studio's one id pattern
 COORD = {"type": "number", "minimum": -1000, "maximum": 1000}
 VEC3 = {"type": "array", "items": COORD, "minItems": 3, "maxItems": 3}
 QUAT = {"type": "array", "items": {"type": "number", "minimum": -1, "maximum": 1}, "minItems": 4, "maxItems": 4,
@@ -37,7 +38,7 @@ def _obj(required: list[str], **props) -> dict:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-SEGMENT = {"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,64}\.\.[A-Za-z0-9_\-]{1,64}$",
+SEGMENT = {"type": "string", "pattern": f"^{ID_PATTERN.pattern}\\.\\.{ID_PATTERN.pattern}$",
            "description": "A..B between two state ids"}
 NOTE = {"type": "string", "maxLength": 2000}
 
