@@ -59,7 +59,7 @@ def plain_review(project: Project, scene, state_id: str, verdict: str, note: str
     state = get_state(project, state_id)
     visible = state_visible(project, scene, load_plan(project), state)
     row = {"state_id": state_id, "verdict": verdict, "note": note, "reviewer": reviewer, "at": now(),
-           "content_hash": content_hash(scene, state.pose), "design_id": scene_design_id(scene),
+           "content_hash": content_hash(scene, state.pose, state.frame), "design_id": scene_design_id(scene),
            "visible": json.dumps(visible)}
     with project.transaction():
         rid = project.db["reviews"].insert(row).last_pk

@@ -44,7 +44,7 @@ def review_state(box: "ToolBox", a: dict) -> "ToolOutcome":
     st = box.state(a["state"])
     if a["verdict"] == "approve":
         scene = load_scene(box.project)
-        chash = content_hash(scene, st.pose)
+        chash = content_hash(scene, st.pose, st.frame)
         _, checked = load_reports(box.project, f"state:{st.id}")
         failing = check_status(box.project, st.id, chash)
         if failing:
@@ -77,7 +77,7 @@ def run_verifiers(box: "ToolBox", a: dict) -> "ToolOutcome":
     st = box.state(a["state"])
     scene = load_scene(box.project)
     row = box.project.db.execute("SELECT content_hash FROM states WHERE id = ?", [st.id]).fetchone()
-    if row[0] != content_hash(scene, st.pose):     # the scene changed under the state: rebind it first
+    if row[0] != content_hash(scene, st.pose, st.frame):     # the scene changed under the state: rebind it first
         put_state(box.project, scene, st, actor=box.actor, action="rebind state to scene")
     reports = verify_and_store(box.project, a["state"])
     summary = {r.name: r.verdict for r in reports}
