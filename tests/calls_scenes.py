@@ -75,7 +75,7 @@ def fingerprint(project) -> dict:
     from studio.timeline.storyboard import content_hash, list_states
     scene = load_scene(project)
     return {"design": scene_design_id(scene),
-            "states": {s.id: [s.frame, content_hash(scene, s.pose)] for s in list_states(project)},
+            "states": {s.id: [s.frame, content_hash(scene, s.pose, s.frame)] for s in list_states(project)},
             "plan": canonical_hash(project.get_doc("plan")) if project.get_doc("plan") else None,
             "tracks": {r["segment"]: [r["tool"], r["hash"]] for r in list_segments(project)},
             "film": film_hash(project)}
