@@ -44,6 +44,16 @@ class LoopResult:
     turns: int = 0
 
 
+def _usage(reply, first: bool) -> dict:
+    """The reply's tokens in and out (and cost) for the first step it led to; later steps cost nothing."""
+    if not first:
+        return {}
+    out = {"tokens_in": reply.prompt_tokens, "tokens_out": reply.completion_tokens}
+    if reply.cost is not None:
+        out["cost"] = round(reply.cost, 6)
+    return out
+
+
 def run_tools(project: Project, client: ModelClient, task: str, stack: CommandStack | None = None,
               max_turns: int = 12, on_event: Callable[[str], None] | None = None) -> LoopResult:
     """Let the model work on `task` through the tools until it stops."""
@@ -82,7 +92,8 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
             say(f"{call.name}: {outcome.result.get('done', 'ok')}")
             if outcome.command is not None or call.name == "run_verifiers":
                 step = record_step(project, f"tool {call.name}",
-                                   {"arguments": outcome.arguments, "result": outcome.result},
+                                   {"arguments": outcome.arguments, "result": outcome.result,
+                                    **_usage(reply, first=tokens_left > 0)},
                                    tokens_left, time.monotonic() - t0 + reply.seconds, before=before)
                 tokens_left = 0
                 out.steps.append(step)
