@@ -148,7 +148,7 @@ def cmd_repair(args) -> int:
                 from studio.agent.client import ModelClient
                 from studio.agent.errors import ModelMissing
                 try:
-                    client = ModelClient.from_settings()
+                    client = ModelClient.from_settings(on_status=lambda m: print(f"  {m}", file=sys.stderr))
                 except ModelMissing:
                     print("no model configured: using the offline repairer")
             left = 0
