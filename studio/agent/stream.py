@@ -84,12 +84,14 @@ class Assembly:
             self.size += len(delta.content)
             if self.on_text:
                 self.on_text(delta.content)
-        for name in REASONING_FIELDS:
-            piece = getattr(delta, name, None)
-            if isinstance(piece, str) and piece:
-                self.reasoning.append(piece)
-                self.size += len(piece)
-                break
+        extra = delta.model_extra if hasattr(delta, "model_extra") else vars(delta)   # undeclared fields
+        if extra:
+            for name in REASONING_FIELDS:
+                piece = extra.get(name)
+                if isinstance(piece, str) and piece:
+                    self.reasoning.append(piece)
+                    self.size += len(piece)
+                    break
         for tc in delta.tool_calls or []:
             self._tool_piece(tc)
 
