@@ -203,8 +203,12 @@ def test_a_person_can_override_what_was_found(arm, monkeypatch):
     assert saved == {"structured_output": False, "streaming": True, "tools": True}
 
 
-def test_a_model_without_tool_calling_gets_the_tools_as_json_in_text(arm):
-    refusal = "registry.ollama.ai/library/gemma2:2b does not support tools"
+@pytest.mark.parametrize("refusal", [
+    "registry.ollama.ai/library/gemma2:2b does not support tools",                                   # Ollama
+    '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',        # vLLM
+    "tools param requires --jinja flag",                                                             # llama.cpp
+])
+def test_a_model_without_tool_calling_gets_the_tools_as_json_in_text(arm, refusal):
     text_calls = {"content": "```json\n" + json.dumps({"tool_calls": BUILD_CALLS}) + "\n```"}
     status: list[str] = []
     with ChatServer(script(build=text_calls), habits={**{"tools": refusal}, "errors": "openai_plain"}) as chat:
@@ -318,3 +322,26 @@ def test_error_bodies_of_each_server_reach_the_person(arm, server, status, messa
     shown = message.replace(KEY, "***")
     assert str(err.value).endswith(f"refused the request (HTTP {status}): {shown}")
     assert KEY not in str(err.value) and db_dump(arm) == before
+
+
+def test_an_unknown_tool_asked_for_in_text_is_refused_back_to_the_model(arm):
+    text_call = {"content": json.dumps({"tool_calls": [{"name": "delete_project", "arguments": {}}, BUILD_CALLS[0]]})}
+    s = script(build=text_call)
+    with ChatServer([*s[:4], {"content": json.dumps({"tool_calls": [BUILD_CALLS[1]]})}, s[-1]],
+                    habits={"tools": "this model does not support tools"}) as chat:
+        _, loop = plan_and_build(arm, client_for(chat))
+    assert len(loop.refused) == 1 and loop.refused[0].startswith("there is no tool named 'delete_project'")
+    assert [s["action"] for s in list_steps(arm)] == ["plan", "tool set_state", "tool set_state"]
+    said = [m["content"] for m in chat.requests[-1]["body"]["messages"] if m["role"] == "user"]
+    assert any(t.startswith("Tool result of delete_project: ") and "there is no tool named" in t for t in said)
+
+
+def test_a_request_refused_for_another_reason_is_not_mistaken_for_missing_tools(arm):
+    s = script()
+    with ChatServer([*s[:3], {"status": 400, "message": "tools[0].function.parameters: invalid schema"}]) as chat:
+        make_plan(arm, client_for(chat), "the arm lifts the panel")
+        before = db_dump(arm)
+        client = client_for(chat)
+        with pytest.raises(AgentError, match=r"refused the request \(HTTP 400\): tools\[0\]\.function\.parameters"):
+            run_tools(arm, client, "Build.")
+    assert client.capabilities.get("tools") is None and db_dump(arm) == before

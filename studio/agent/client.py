@@ -43,7 +43,8 @@ CONTINUE = ("Your reply was cut off by the length limit. Continue exactly where 
             "without repeating anything and without any preamble.")
 CONTEXT_ERROR = re.compile(r"context.length|maximum context|context window|exceeds the available context|"
                            r"too many tokens|prompt is too long|context size", re.I)
-TOOLS_REFUSED = re.compile(r"tool", re.I)
+TOOLS_REFUSED = re.compile(r"(not|n't) support\w* tools?|tool.choice|--jinja|tools? (are|is) not (supported|enabled)|"
+                           r"unsupported.{0,20}tool|tool.{0,20}unsupported", re.I)
 FORMAT_REFUSED = re.compile(r"response_format|json_schema|structured|guided|grammar", re.I)
 
 
