@@ -118,13 +118,14 @@ def test_strict_output_nulls_in_event_params_mean_not_given(arm):
     assert_built(arm, loop)
 
 
-@pytest.mark.parametrize("habit, value", [
-    ("ids", "missing"), ("ids", "same"), ("ids", "every_piece"), ("index", False), ("args", "double"),
-    ("name_every_piece", True), ("empty_choices", True), ("done", False), ("usage", "none"),
-    ("role_chunk", False), ("pieces", 12),
-])
-def test_one_stream_habit(arm, habit, value):
-    with ChatServer(script(), habits={habit: value}) as chat:
+@pytest.mark.parametrize("habits", [
+    {"ids": "missing"}, {"ids": "same"}, {"ids": "every_piece"}, {"index": False}, {"args": "double"},
+    {"name_every_piece": True}, {"empty_choices": True}, {"done": False}, {"usage": "none"},
+    {"role_chunk": False}, {"pieces": 12},
+    {"index": False, "name_every_piece": True}, {"index": False, "ids": "same"}, {"index": False, "ids": "missing"},
+], ids=lambda h: "+".join(f"{k}={v}" for k, v in h.items()))
+def test_one_stream_habit(arm, habits):
+    with ChatServer(script(), habits=habits) as chat:
         _, loop = plan_and_build(arm, client_for(chat))
     assert_built(arm, loop)
     asked, answered = tool_exchange(chat)

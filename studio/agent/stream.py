@@ -103,7 +103,7 @@ class Assembly:
         index = getattr(tc, "index", None)
         slot = self._by_index.get(index) if index is not None else (self.calls[-1] if self.calls else None)
         starts_anew = slot is None or (call_id and slot["id"] and call_id != slot["id"] and slot["name"]) \
-            or (index is None and name and slot["name"] and slot["arguments"])
+            or (index is None and name and slot["name"] and _complete(slot["arguments"]))
         if starts_anew:
             slot = {"id": "", "name": "", "arguments": ""}
             self.calls.append(slot)
@@ -134,3 +134,12 @@ class Assembly:
         prompt, completion = self.usage or (0, 0)
         return Reply("".join(self.text), calls, prompt + completion, finish_reason=self.finish,
                      reasoning="".join(self.reasoning), prompt_tokens=prompt, completion_tokens=completion)
+
+
+def _complete(arguments: str) -> bool:
+    """Whether a call's arguments so far are whole JSON (so a new name starts the next call)."""
+    try:
+        json.loads(arguments)
+    except json.JSONDecodeError:
+        return False
+    return True
