@@ -346,3 +346,12 @@ def test_a_request_refused_for_another_reason_is_not_mistaken_for_missing_tools(
         with pytest.raises(AgentError, match=r"refused the request \(HTTP 400\): tools\[0\]\.function\.parameters"):
             run_tools(arm, client, "Build.")
     assert client.capabilities.get("tools") is None and db_dump(arm) == before
+
+
+def test_a_first_request_too_long_for_the_context_is_refused_plainly(arm):
+    with ChatServer([{"error": "context"}], habits="llamacpp") as chat:
+        before = db_dump(arm)
+        with pytest.raises(AgentError, match=r"longer than the context of scripted at .*, and has nothing older to "
+                                             r"summarise \(HTTP 400\): the request exceeds the available context"):
+            make_plan(arm, client_for(chat), "the arm lifts the panel")
+    assert db_dump(arm) == before and len(chat.requests) == 1

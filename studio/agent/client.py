@@ -134,7 +134,7 @@ class ModelClient:
                     self.found(tools=False)
                     self._say(f"{self.model} at {self.base_url} has no tool calling; tools go through the prompt")
                     continue
-                raise AgentError(self._refusal_text(r)) from None
+                raise AgentError(self._refusal_text(r, shrunk)) from None
             break
         found = {"streaming": True}
         if structured:
@@ -228,13 +228,14 @@ class ModelClient:
         if self.on_status:
             self.on_status(self.scrub(text))
 
-    def _refusal_text(self, r: _Refusal) -> str:
+    def _refusal_text(self, r: _Refusal, shrunk: bool) -> str:
         if r.status in (429, 503):
             return self.scrub(f"the model at {self.base_url} is still {'rate limited' if r.status == 429 else 'busy'} "
                               f"(HTTP {r.status}) after {self.max_waits} wait(s): {r.text}")
         if CONTEXT_ERROR.search(r.text):
+            how = "even with older tool results summarised" if shrunk else "and has nothing older to summarise"
             return self.scrub(f"the conversation is longer than the context of {self.model} at {self.base_url}, "
-                              f"even with older tool results summarised (HTTP {r.status}): {r.text}")
+                              f"{how} (HTTP {r.status}): {r.text}")
         return self.scrub(f"the model at {self.base_url} refused the request (HTTP {r.status}): {r.text}")
 
 
