@@ -42,16 +42,16 @@ HABITS = {
     # OpenAI's API: arguments in several pieces, the id and name in the first piece only, usage in a
     # last chunk with no choices, [DONE] at the end, {"error": {"message", "type", "code"}}.
     "openai": OPENAI,
-    # Ollama's /v1: each tool call whole in one chunk, all calls in one delta, reasoning in "reasoning".
-    "ollama": {**OPENAI, "pieces": 1, "calls_in_one_chunk": True, "reasoning_field": "reasoning",
-               "usage": "final_chunk", "errors": "openai_plain"},
+    # Ollama's /v1: each tool call whole in one chunk (its own index and id), reasoning in "reasoning".
+    "ollama": {**OPENAI, "pieces": 1, "reasoning_field": "reasoning", "errors": "openai_plain"},
     # vLLM: arguments streamed in many small pieces, reasoning in "reasoning_content", errors as
     # {"object": "error", "message", "type", "code"}.
     "vllm": {**OPENAI, "pieces": 7, "reasoning_field": "reasoning_content", "errors": "vllm",
              "context_error": "This model's maximum context length is 4096 tokens. However, you requested "
                               "5210 tokens (4186 in the messages, 1024 in the completion)."},
-    # llama.cpp's server: usage (and timings) in the chunk that carries the finish reason, the id
-    # repeated with every piece, errors {"error": {"code", "message", "type"}}.
+    # llama.cpp's server: usage (and timings) in the chunk that carries the finish reason (delta {}),
+    # the id repeated with every piece, errors {"error": {"code", "message", "type"}}. Some of its
+    # forks end the stream without [DONE] (habit "done": False).
     "llamacpp": {**OPENAI, "pieces": 4, "ids": "every_piece", "usage": "last_choice_chunk",
                  "reasoning_field": "reasoning_content", "errors": "openai",
                  "context_error": "the request exceeds the available context size, try increasing it"},
