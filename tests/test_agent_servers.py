@@ -355,3 +355,14 @@ def test_a_first_request_too_long_for_the_context_is_refused_plainly(arm):
                                              r"summarise \(HTTP 400\): the request exceeds the available context"):
             make_plan(arm, client_for(chat), "the arm lifts the panel")
     assert db_dump(arm) == before and len(chat.requests) == 1
+
+
+def test_a_think_block_before_the_content_is_reasoning_not_plan_or_brief(arm):
+    draft = json.dumps({"prompt": "a first draft", "states": []})
+    think = f"<think>\nThe user wants a lift. A draft: {draft}\nNo, two states.\n</think>\n\n"
+    s = script({"content": think + CHAT_STYLE.format(plan=json.dumps(arm_plan()))})
+    s[0] = {"content": "<think>short</think>" + SCENE_BRIEF}
+    with ChatServer(s) as chat:
+        result, loop = plan_and_build(arm, client_for(chat))
+    assert result.attempts == 1 and arm.get_doc("plan")["scene_brief"] == SCENE_BRIEF
+    assert_built(arm, loop)

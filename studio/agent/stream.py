@@ -4,7 +4,8 @@ OpenAI, Ollama, vLLM and llama.cpp's server agree on the chunk format only
 roughly: tool calls arrive in pieces across chunks or whole in one, with or
 without an `index`, ids missing or repeated, a name sent once or with every
 piece, arguments as text, as an object, or as a JSON string inside a string;
-a reasoning field (`reasoning_content`, `reasoning`) beside the content; a
+a reasoning field (`reasoning_content`, `reasoning`) beside the content, or
+a leading <think>…</think> inside it; a
 chunk with no choices (usage, keep-alive); usage in the last chunk or not at
 all. `Assembly` accepts all of them and yields the same `Reply`; whether the
 reply is finished (a finish reason) is the client's to judge.
@@ -12,6 +13,7 @@ reply is finished (a finish reason) is the client's to judge.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,6 +21,7 @@ from .errors import AgentError
 from .reply_json import unwrap_arguments
 
 REASONING_FIELDS = ("reasoning_content", "reasoning")
+THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)   # a reasoning model served without a reasoning parser
 
 
 @dataclass
@@ -132,8 +135,12 @@ class Assembly:
             seen_ids.add(call_id)
             calls.append(ToolCall(call_id, c["name"], unwrap_arguments(c["arguments"]) or "{}"))
         prompt, completion = self.usage or (0, 0)
-        return Reply("".join(self.text), calls, prompt + completion, finish_reason=self.finish,
-                     reasoning="".join(self.reasoning), prompt_tokens=prompt, completion_tokens=completion)
+        text, reasoning = "".join(self.text), "".join(self.reasoning)
+        think = THINK.match(text)
+        if think:
+            text, reasoning = text[think.end():], reasoning + think.group(1)
+        return Reply(text, calls, prompt + completion, finish_reason=self.finish,
+                     reasoning=reasoning, prompt_tokens=prompt, completion_tokens=completion)
 
 
 def _complete(arguments: str) -> bool:
