@@ -15,7 +15,7 @@ from studio.agent.errors import AgentError
 from studio.agent.loop import run_tools
 from studio.agent.planner import make_plan
 from studio.agent.steps import list_steps
-from studio.store.endpoints import active_endpoint, profiles
+from studio.store.endpoints import active_endpoint
 from studio.store.settings import load_settings, settings_path
 from studio.timeline.storyboard import get_state
 

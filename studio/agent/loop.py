@@ -21,6 +21,7 @@ from .client import ModelClient
 from .errors import AgentError, ToolRefused
 from .planner import scene_summary
 from .steps import record_step, save_snapshot
+from .stream import Usage
 from .tool_schemas import openai_tools
 from .tools import ToolBox
 
@@ -46,12 +47,7 @@ class LoopResult:
 
 def _usage(reply, first: bool) -> dict:
     """The reply's tokens in and out (and cost) for the first step it led to; later steps cost nothing."""
-    if not first:
-        return {}
-    out = {"tokens_in": reply.prompt_tokens, "tokens_out": reply.completion_tokens}
-    if reply.cost is not None:
-        out["cost"] = round(reply.cost, 6)
-    return out
+    return Usage().add(reply).detail() if first else {}
 
 
 def run_tools(project: Project, client: ModelClient, task: str, stack: CommandStack | None = None,

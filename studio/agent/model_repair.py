@@ -24,11 +24,12 @@ from studio.timeline.storyboard import get_state
 from .client import ModelClient
 from .errors import AgentError
 from .offline import RULES
-from .planner import Usage, parse_json_reply
+from .planner import parse_json_reply
 from .plan_shape import PlanInvalid
 from .reply_schemas import REPAIR_SCHEMA
 from .repairs import Proposal, distinct_failures, rejection_notes, save_proposal, verify_changes
 from .steps import record_step
+from .stream import Usage
 from .verify import check_pose
 
 SYSTEM = """You repair one failing storyboard state of a 4D animation studio. You may change

@@ -24,6 +24,7 @@ from .plan_shape import PlanInvalid, validate_plan
 from .reply_json import find_json
 from .reply_schemas import PLAN_SCHEMA, drop_nulls
 from .rewriters import rewrite_motion, rewrite_scene
+from .stream import Usage
 from .steps import record_step, save_snapshot
 
 PLAN_SYSTEM = """You are the planner of a pose-to-pose 4D animation studio.
@@ -64,27 +65,6 @@ def scene_summary(scene: Scene) -> str:
              "named frames: " + ", ".join(f.name for f in scene.frames),
              "cameras: " + ", ".join(c.name for c in scene.cameras)]
     return "\n".join(lines)
-
-
-class Usage:
-    """Tokens in and out, and their cost when the endpoint's prices are set, over several replies."""
-
-    def __init__(self):
-        self.prompt = self.completion = 0
-        self.cost: float | None = None
-
-    def add(self, reply) -> "Usage":
-        self.prompt += reply.prompt_tokens
-        self.completion += reply.completion_tokens
-        if reply.cost is not None:
-            self.cost = (self.cost or 0.0) + reply.cost
-        return self
-
-    def detail(self) -> dict:
-        out = {"tokens_in": self.prompt, "tokens_out": self.completion}
-        if self.cost is not None:
-            out["cost"] = round(self.cost, 6)
-        return out
 
 
 def make_plan(project: Project, client: ModelClient, prompt: str, attempts: int = 3) -> PlanResult:

@@ -53,6 +53,27 @@ class Reply:
         return msg
 
 
+class Usage:
+    """Tokens in and out, and their cost when the endpoint's prices are set, over several replies."""
+
+    def __init__(self):
+        self.prompt = self.completion = 0
+        self.cost: float | None = None
+
+    def add(self, reply: Reply) -> "Usage":
+        self.prompt += reply.prompt_tokens
+        self.completion += reply.completion_tokens
+        if reply.cost is not None:
+            self.cost = (self.cost or 0.0) + reply.cost
+        return self
+
+    def detail(self) -> dict:
+        out = {"tokens_in": self.prompt, "tokens_out": self.completion}
+        if self.cost is not None:
+            out["cost"] = round(self.cost, 6)
+        return out
+
+
 class Assembly:
     """Chunks in, one `Reply` out; refuses a reply longer than `max_chars`."""
 
