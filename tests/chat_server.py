@@ -21,7 +21,7 @@ message once the script is used up. Use it as a context manager.
 `habits` (see HABITS) reproduce how real servers differ, one at a time: how
 tool calls are split into stream chunks, ids, index, argument encoding, the
 reasoning field, chunks without choices, the end of the stream, where usage
-goes, whether `response_format` and `tools` are taken, and error bodies.
+goes, whether `response_format`, `tools` and `stream_options` are taken, and error bodies.
 """
 from __future__ import annotations
 
@@ -182,6 +182,9 @@ def _handler_for(server: ChatServer):
             if request.get("response_format") and habits["response_format"] != "accept":
                 server.add_first(reply)   # refused before the model ran: the reply is still to come
                 return self._error(400, habits["response_format"], habits)
+            if request.get("stream_options") and habits.get("stream_options", "accept") != "accept":
+                server.add_first(reply)
+                return self._error(400, habits["stream_options"], habits)
             if request.get("tools") and habits["tools"] != "accept":
                 server.add_first(reply)
                 return self._error(400, habits["tools"], habits)

@@ -366,3 +366,27 @@ def test_a_think_block_before_the_content_is_reasoning_not_plan_or_brief(arm):
         result, loop = plan_and_build(arm, client_for(chat))
     assert result.attempts == 1 and arm.get_doc("plan")["scene_brief"] == SCENE_BRIEF
     assert_built(arm, loop)
+
+
+def test_retry_after_as_an_http_date_is_waited_for(arm):
+    import email.utils
+    import time
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)
+    status: list[str] = []
+    s = script()
+    with ChatServer([{"status": 503, "headers": {"Retry-After": when}}, *s]) as chat:
+        t0 = time.monotonic()
+        result, loop = plan_and_build(arm, client_for(chat, max_retries=1, on_status=status.append))
+    assert time.monotonic() - t0 >= 1.0
+    assert status and status[0].startswith(f"the model at {chat.base_url} is busy (HTTP 503); retrying in ")
+    assert_built(arm, loop)
+
+
+def test_a_server_that_refuses_stream_options_is_asked_without_them(arm):
+    habits = {"stream_options": "Unrecognized request argument supplied: stream_options", "errors": "vllm"}
+    with ChatServer(script(), habits=habits) as chat:
+        _, loop = plan_and_build(arm, client_for(chat))
+    assert_built(arm, loop)
+    assert "stream_options" in chat.requests[0]["body"]
+    assert all("stream_options" not in r["body"] for r in chat.requests[1:])
+    assert all(s["tokens"] > 0 for s in list_steps(arm)[:2])     # estimated without the server's usage

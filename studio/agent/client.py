@@ -73,6 +73,7 @@ class ModelClient:
         self.remember, self.on_status = remember, on_status
         self._key = key or ""
         self._seen_ids: set[str] = set()
+        self._usage_option = True      # stream_options.include_usage, until a server refuses it
         self._replies = 0
         # Local servers need no key, but the SDK insists on one; a placeholder reveals nothing.
         # Retries are ours (shown, capped), so the SDK's own are off.
@@ -125,6 +126,9 @@ class ModelClient:
                         self._say(f"the conversation is longer than {self.model}'s context; "
                                   f"older tool results summarised, asking once more")
                         continue
+                if r.status in (400, 422) and "stream_options" in r.text and self._usage_option:
+                    self._usage_option = False          # usage is then estimated
+                    continue
                 if r.status in (400, 422, 500, 501) and structured and FORMAT_REFUSED.search(r.text) \
                         and self.capabilities.get("structured_output") is None:
                     self.found(structured_output=False)
@@ -171,8 +175,9 @@ class ModelClient:
         return reply
 
     def _once(self, messages, tools, schema, schema_name, on_text, prefix) -> Reply:
-        kw: dict = {"model": self.model, "messages": messages, "stream": True,
-                    "stream_options": {"include_usage": True}}
+        kw: dict = {"model": self.model, "messages": messages, "stream": True}
+        if self._usage_option:
+            kw["stream_options"] = {"include_usage": True}
         if tools:
             kw["tools"] = tools
         if schema is not None:
