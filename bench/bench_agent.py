@@ -8,11 +8,20 @@ verified offline repair costs.
 2. Offline repairs on the doorway film's broken state (panel in the wall,
    elbow past its limit): proposing both verified repairs; baseline: one
    verify_state of that state (a repair is worth this many checks).
+3. Reading replies: finding the plan in a reply (reply_json.find_json) against
+   the previous parser (whole reply or one whole-reply fence), on a reply both
+   accept; and assembling a streamed reply (stream.Assembly: tool calls in
+   pieces, reasoning, ids) against the previous collecting loop, on the same
+   SDK chunk objects.
+4. Per-call overhead: ModelClient.chat (assembly, capabilities, usage) against
+   the bare SDK streaming the same scripted reply from the same server.
 Run: .venv/bin/python bench/bench_agent.py [N]
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -85,6 +94,115 @@ def bench_offline_repair(tmp: Path) -> tuple[float, float, int]:
     return propose, one_check, len(proposals)
 
 
+def previous_parse(text: str) -> object:
+    """The parser before reply_json: a fence only when it is the whole reply."""
+    body = text.strip()
+    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
+    if fence:
+        body = fence.group(1)
+    return json.loads(body)
+
+
+def previous_collect(stream) -> tuple[str, list]:
+    """The collecting loop before stream.Assembly."""
+    text, calls, finish = [], {}, ""
+    for chunk in stream:
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            if delta is not None and delta.content:
+                text.append(delta.content)
+            for tc in (delta.tool_calls or []) if delta is not None else []:
+                slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                if tc.id:
+                    slot["id"] = tc.id
+                if tc.function is not None:
+                    slot["name"] += tc.function.name or ""
+                    slot["arguments"] += tc.function.arguments or ""
+            if choice.finish_reason:
+                finish = choice.finish_reason
+    return "".join(text), [calls[i] for i in sorted(calls)] if finish else []
+
+
+def recorded_chunks():
+    """A streamed plan (content in 32 pieces) then four tool calls in 6 pieces each, as SDK objects."""
+    from openai.types.chat import ChatCompletionChunk
+    sys.path.insert(0, str(ROOT / "tests"))
+    from agent_scripts import good_plan
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    text = json.dumps(good_plan())
+    step = len(text) // 32 + 1
+    raw = [{"index": 0, "delta": {"content": text[i:i + step]}, "finish_reason": None}
+           for i in range(0, len(text), step)]
+    for k in range(4):
+        args = json.dumps({"state": "start", "joint": "elbow", "value": 0.1 * k})
+        n = len(args) // 6 + 1
+        for j, i in enumerate(range(0, len(args), n)):
+            tc = {"index": k, "function": {"arguments": args[i:i + n]}}
+            if j == 0:
+                tc.update(id=f"call_{k}", type="function")
+                tc["function"]["name"] = "set_joint"
+            raw.append({"index": 0, "delta": {"tool_calls": [tc]}, "finish_reason": None})
+    raw.append({"index": 0, "delta": {}, "finish_reason": "tool_calls"})
+    return [ChatCompletionChunk.model_validate({**base, "choices": [c]}) for c in raw], text
+
+
+def bench_reading(n: int) -> dict:
+    from studio.agent.reply_json import find_json
+    from studio.agent.stream import Assembly
+    chunks, plan_text = recorded_chunks()
+    out = {}
+    fenced = "```json\n" + plan_text + "\n```"
+    chat_style = "Sure! Here is the plan for your film.\n\n" + fenced + "\n\nLet me know if you want changes."
+    assert find_json(fenced) == previous_parse(fenced)
+    for name, fn, text in (("new", find_json, fenced), ("old", previous_parse, fenced),
+                           ("new_chat", find_json, chat_style)):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn(text)
+        out[name] = (time.perf_counter() - t0) / n
+    new_reply = Assembly(10**9, "bench")
+    for c in chunks:
+        new_reply.add(c)
+    assert [c.arguments for c in new_reply.reply("b", set()).tool_calls] == \
+        [c["arguments"] for c in previous_collect(chunks)[1]]
+    t0 = time.perf_counter()
+    for _ in range(n):
+        a = Assembly(10**9, "bench")
+        for c in chunks:
+            a.add(c)
+        a.reply("b", set())
+    out["assemble_new"] = (time.perf_counter() - t0) / n
+    t0 = time.perf_counter()
+    for _ in range(n):
+        previous_collect(chunks)
+    out["assemble_old"] = (time.perf_counter() - t0) / n
+    out["chunks"] = len(chunks)
+    return out
+
+
+def bench_call_overhead(n: int) -> tuple[float, float]:
+    import openai
+    reply = {"content": "A brief of the scene in a few words. " * 20,
+             "tool_calls": [{"name": "set_joint", "arguments": {"state": "s", "joint": "j", "value": 0.5}}] * 2}
+    msgs = [{"role": "user", "content": "hello"}]
+    with ChatServer([reply] * (2 * n + 4)) as chat:
+        client = ModelClient(chat.base_url, "scripted", None, timeout=10, max_retries=0)
+        sdk = openai.OpenAI(base_url=chat.base_url, api_key="no-key", max_retries=0)
+        for _ in range(2):   # warm both connections
+            client.chat(msgs)
+            list(sdk.chat.completions.create(model="scripted", messages=msgs, stream=True))
+        t0 = time.perf_counter()
+        for _ in range(n):
+            client.chat(msgs)
+        ours = (time.perf_counter() - t0) / n
+        t0 = time.perf_counter()
+        for _ in range(n):
+            list(sdk.chat.completions.create(model="scripted", messages=msgs, stream=True,
+                                             stream_options={"include_usage": True}))
+        bare = (time.perf_counter() - t0) / n
+    return ours, bare
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     with tempfile.TemporaryDirectory() as d:
@@ -97,6 +215,18 @@ def main() -> None:
         print(f"offline repair, {count} verified proposals for the doorway state: {propose * 1000:7.1f} ms")
         print(f"baseline, one verify_state of that state:                 {one_check * 1000:7.1f} ms")
         print(f"ratio (proposals / one check):                            {propose / one_check:7.1f}x")
+    r = bench_reading(2000)
+    print(f"find the plan in a fenced reply (reply_json):         {r['new'] * 1e6:7.1f} us")
+    print(f"baseline, the previous parser on the same reply:      {r['old'] * 1e6:7.1f} us")
+    print(f"ratio (new / previous):                               {r['new'] / r['old']:7.2f}x")
+    print(f"the chat-style reply (prose + fence + prose), new:    {r['new_chat'] * 1e6:7.1f} us  (previous: refused)")
+    print(f"assemble a streamed reply, {r['chunks']} chunks (Assembly):   {r['assemble_new'] * 1e6:7.1f} us")
+    print(f"baseline, the previous collecting loop:               {r['assemble_old'] * 1e6:7.1f} us")
+    print(f"ratio (new / previous):                               {r['assemble_new'] / r['assemble_old']:7.2f}x")
+    ours, bare = bench_call_overhead(max(20, n))
+    print(f"one streamed reply through ModelClient.chat:          {ours * 1000:7.2f} ms")
+    print(f"baseline, the bare SDK streaming the same reply:      {bare * 1000:7.2f} ms")
+    print(f"ratio (ModelClient / bare SDK):                       {ours / bare:7.2f}x")
 
 
 if __name__ == "__main__":

@@ -8,10 +8,20 @@ replies consumed in order, each a dict with any of
   tool_calls: [{name, arguments}]   arguments a dict (sent as JSON) or a raw str
   stall: seconds            wait before answering (for client timeouts)
   truncate: True            stop the stream (or body) half-way and close
-  status: int, body: str    an HTTP error reply
+  status: int, body: str    an HTTP error reply (headers: {name: value} beside it); without
+                            body, `message` in the habit's error shape
+  error: "context"          the server's own context-length error reply
+  finish: str               the finish reason (e.g. "length")
+  reasoning: str            reasoning text, sent in the habit's reasoning field
+  habits: {...}             this reply's habits over the server's
 It speaks both plain JSON replies and streaming SSE (`stream: true`), records
 every request (body and headers) in `requests`, and replies 500 with a clear
 message once the script is used up. Use it as a context manager.
+
+`habits` (see HABITS) reproduce how real servers differ, one at a time: how
+tool calls are split into stream chunks, ids, index, argument encoding, the
+reasoning field, chunks without choices, the end of the stream, where usage
+goes, whether `response_format`, `tools` and `stream_options` are taken, and error bodies.
 """
 from __future__ import annotations
 
@@ -21,12 +31,47 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+OPENAI = {"pieces": 3, "ids": "first_piece", "index": True, "args": "text", "reasoning_field": None,
+          "empty_choices": False, "done": True, "usage": "final_chunk", "role_chunk": True,
+          "calls_in_one_chunk": False, "name_every_piece": False,
+          "response_format": "accept", "tools": "accept", "errors": "openai",
+          "context_error": "This model's maximum context length is 8192 tokens. However, your messages "
+                           "resulted in 9120 tokens. Please reduce the length of the messages."}
+
+HABITS = {
+    # OpenAI's API: arguments in several pieces, the id and name in the first piece only, usage in a
+    # last chunk with no choices, [DONE] at the end, {"error": {"message", "type", "code"}}.
+    "openai": OPENAI,
+    # Ollama's /v1: each tool call whole in one chunk (its own index and id), reasoning in "reasoning".
+    "ollama": {**OPENAI, "pieces": 1, "reasoning_field": "reasoning", "errors": "openai_plain"},
+    # vLLM: arguments streamed in many small pieces, reasoning in "reasoning_content", errors as
+    # {"object": "error", "message", "type", "code"}.
+    "vllm": {**OPENAI, "pieces": 7, "reasoning_field": "reasoning_content", "errors": "vllm",
+             "context_error": "This model's maximum context length is 4096 tokens. However, you requested "
+                              "5210 tokens (4186 in the messages, 1024 in the completion)."},
+    # llama.cpp's server: usage (and timings) in the chunk that carries the finish reason (delta {}),
+    # the id repeated with every piece, errors {"error": {"code", "message", "type"}}. Some of its
+    # forks end the stream without [DONE] (habit "done": False).
+    "llamacpp": {**OPENAI, "pieces": 4, "ids": "every_piece", "usage": "last_choice_chunk",
+                 "reasoning_field": "reasoning_content", "errors": "openai",
+                 "context_error": "the request exceeds the available context size, try increasing it"},
+}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:   # a client hanging up is no error here
+        import sys
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 class ChatServer:
-    def __init__(self, script: list[dict] | None = None):
+    def __init__(self, script: list[dict] | None = None, habits: dict | str = "openai"):
+        self.habits = dict(HABITS[habits] if isinstance(habits, str) else {**OPENAI, **habits})
         self.script: list[dict] = list(script or [])
         self.requests: list[dict] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
@@ -39,6 +84,10 @@ class ChatServer:
     def add(self, *replies: dict) -> None:
         with self._lock:
             self.script.extend(replies)
+
+    def add_first(self, reply: dict) -> None:
+        with self._lock:
+            self.script.insert(0, reply)
 
     def next_reply(self) -> dict | None:
         with self._lock:
@@ -70,6 +119,37 @@ def _tool_calls(reply: dict) -> list[dict]:
     return out
 
 
+def _tool_chunks(calls: list[dict], habits: dict) -> list[dict]:
+    """The tool calls as stream chunks, split and labelled the way the habits say."""
+    pieces: list[list[dict]] = []
+    for k, call in enumerate(calls):
+        args = call["function"]["arguments"]
+        if habits["args"] == "double":
+            args = json.dumps(args)
+        n = max(1, habits["pieces"])
+        size = max(1, -(-len(args) // n))
+        parts = [args[i:i + size] for i in range(0, len(args), size)] or [""]
+        out = []
+        for j, part in enumerate(parts):
+            tc: dict = {"function": {"arguments": part}}
+            if habits["index"]:
+                tc["index"] = k
+            if j == 0 or habits["name_every_piece"]:
+                tc["type"] = "function"
+                tc["function"]["name"] = call["function"]["name"]
+            ids = habits["ids"]
+            if ids != "missing" and (j == 0 or ids == "every_piece"):
+                tc["id"] = "call_0" if ids == "same" else call["id"]
+            if habits["args"] == "object" and len(parts) == 1:
+                tc["function"]["arguments"] = json.loads(args)
+            out.append(tc)
+        pieces.append(out)
+    if habits["calls_in_one_chunk"]:
+        return [{"index": 0, "finish_reason": None, "delta": {"role": "assistant", "tool_calls": [
+            p[0] for p in pieces]}}] if pieces else []
+    return [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [tc]}} for p in pieces for tc in p]
+
+
 def _usage(reply: dict, request: dict) -> dict:
     prompt = sum(len(str(m.get("content") or "")) for m in request.get("messages", [])) // 4
     completion = len(reply.get("content") or "") // 4 + 8 * len(reply.get("tool_calls") or [])
@@ -96,13 +176,29 @@ def _handler_for(server: ChatServer):
             reply = server.next_reply()
             if reply is None:
                 return self._send_json(500, {"error": {"message": "the scripted server has no reply left"}})
+            habits = {**server.habits, **reply.get("habits", {})}
             if reply.get("stall"):
                 time.sleep(float(reply["stall"]))
+            if request.get("response_format") and habits["response_format"] != "accept":
+                server.add_first(reply)   # refused before the model ran: the reply is still to come
+                return self._error(400, habits["response_format"], habits)
+            if request.get("stream_options") and habits.get("stream_options", "accept") != "accept":
+                server.add_first(reply)
+                return self._error(400, habits["stream_options"], habits)
+            if request.get("tools") and habits["tools"] != "accept":
+                server.add_first(reply)
+                return self._error(400, habits["tools"], habits)
+            if reply.get("error") == "context":
+                return self._error(400, habits["context_error"], habits)
             if "status" in reply:
-                body = reply.get("body", json.dumps({"error": {"message": f"error {reply['status']}"}}))
-                return self._send_raw(int(reply["status"]), body.encode(), "application/json")
+                body = reply.get("body")
+                if body is None:
+                    return self._error(int(reply["status"]), reply.get("message", f"error {reply['status']}"), habits,
+                                       reply.get("headers", {}))
+                return self._send_raw(int(reply["status"]), body.encode(), "application/json",
+                                      reply.get("headers", {}))
             if request.get("stream"):
-                return self._stream(reply, request)
+                return self._stream(reply, request, habits)
             message = {"role": "assistant", "content": reply.get("content")}
             calls = _tool_calls(reply)
             if calls:
@@ -124,46 +220,60 @@ def _handler_for(server: ChatServer):
                 return
             self._send_raw(200, data, "application/json")
 
-        def _stream(self, reply: dict, request: dict) -> None:
+        def _stream(self, reply: dict, request: dict, habits: dict) -> None:
             base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()),
                     "model": request.get("model", "scripted")}
-            chunks = [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]
+            chunks = []
+            if habits["role_chunk"]:
+                chunks.append({"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None})
+            if habits["reasoning_field"] and reply.get("reasoning"):
+                chunks.append({"index": 0, "delta": {habits["reasoning_field"]: reply["reasoning"]},
+                               "finish_reason": None})
             text = reply.get("content") or ""
             step = max(1, len(text) // 8) if len(text) < 4096 else 4096
             for i in range(0, len(text), step):
                 chunks.append({"index": 0, "delta": {"content": text[i:i + step]}, "finish_reason": None})
-            for k, call in enumerate(_tool_calls(reply)):
-                args = call["function"]["arguments"]
-                half = len(args) // 2
-                chunks.append({"index": 0, "finish_reason": None, "delta": {"tool_calls": [
-                    {"index": k, "id": call["id"], "type": "function",
-                     "function": {"name": call["function"]["name"], "arguments": args[:half]}}]}})
-                chunks.append({"index": 0, "finish_reason": None, "delta": {"tool_calls": [
-                    {"index": k, "function": {"arguments": args[half:]}}]}})
-            chunks.append({"index": 0, "delta": {},
-                           "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"})
-            events = [json.dumps({**base, "choices": [c]}) for c in chunks]
-            events.append(json.dumps({**base, "choices": [], "usage": _usage(reply, request)}))
-            events.append("[DONE]")
+            chunks += _tool_chunks(_tool_calls(reply), habits)
+            finish = reply.get("finish") or ("tool_calls" if reply.get("tool_calls") else "stop")
+            chunks.append({"index": 0, "delta": {}, "finish_reason": finish})
+            events = [{**base, "choices": [c]} for c in chunks]
+            if habits["empty_choices"]:
+                events.insert(1, {**base, "choices": []})
+            if habits["usage"] == "final_chunk" and (request.get("stream_options") or {}).get("include_usage"):
+                events.append({**base, "choices": [], "usage": _usage(reply, request)})
+            elif habits["usage"] == "last_choice_chunk":
+                events[-1] = {**events[-1], "usage": _usage(reply, request),
+                              "timings": {"prompt_n": 10, "predicted_n": 20}}
+            events = [json.dumps(e) for e in events]
+            if habits["done"]:
+                events.append("[DONE]")
             if reply.get("truncate"):
                 events = events[: max(2, len(events) // 2)]
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
-            if reply.get("truncate"):
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for e in events:
-                    self._chunk(f"data: {e}\n\n".encode())
-                self.wfile.flush()
-                self.close_connection = True   # no terminating chunk: the stream just stops
-                return
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             for e in events:
                 self._chunk(f"data: {e}\n\n".encode())
+            self.wfile.flush()
+            if reply.get("truncate"):
+                self.close_connection = True   # no terminating chunk: the stream just stops
+                return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
+
+        def _error(self, status: int, message: str, habits: dict, headers: dict | None = None) -> None:
+            shape = habits["errors"]
+            if shape == "vllm":
+                body = {"object": "error", "message": message, "type": "BadRequestError", "param": None,
+                        "code": status}
+            elif shape == "openai_plain":
+                body = {"error": {"message": message, "type": "api_error", "param": None, "code": None}}
+            else:
+                body = {"error": {"message": message, "type": "invalid_request_error", "param": None,
+                                  "code": "context_length_exceeded" if "context" in message else None}}
+            self._send_raw(status, json.dumps(body).encode(), "application/json", headers or {})
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -171,9 +281,11 @@ def _handler_for(server: ChatServer):
         def _send_json(self, status: int, obj: dict) -> None:
             self._send_raw(status, json.dumps(obj).encode(), "application/json")
 
-        def _send_raw(self, status: int, data: bytes, ctype: str) -> None:
+        def _send_raw(self, status: int, data: bytes, ctype: str, headers: dict | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
+            for k, v in (headers or {}).items():
+                self.send_header(k, str(v))
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

@@ -49,3 +49,9 @@ def no_leaked_windows(request):
     app.processEvents()
     leaked = [w for w in app.topLevelWidgets() if id(w) not in before and w.isVisible()]
     assert not leaked, f"the test left windows open: {[type(w).__name__ for w in leaked]}"
+
+
+@pytest.fixture(autouse=True)
+def own_settings_file(tmp_path_factory, monkeypatch):
+    """Each test its own settings file: what the client finds about an endpoint is written there."""
+    monkeypatch.setenv("KEYPOSE_SETTINGS", str(tmp_path_factory.mktemp("settings") / "settings.json"))

@@ -26,7 +26,7 @@ def test_plan_text_and_revert_to_an_agent_step(qtbot, tmp_project):
                                  "end": 1025, "camera": "wide"}], "states": [], "events": []})
     before = save_snapshot(tmp_project)
     SetPose(tmp_project, "s1", crate_at(-0.2), actor="agent").do()
-    record_step(tmp_project, "pose s1", {"state": "s1"}, tokens=120, seconds=1.5, before=before)
+    record_step(tmp_project, "pose s1", {"state": "s1", "cost": 0.0123}, tokens=120, seconds=1.5, before=before)
     SetPose(tmp_project, "s1", crate_at(0.9), actor="agent").do()
     record_step(tmp_project, "pose s1 again", {"state": "s1"}, tokens=80, seconds=0.5)
     w = MainWindow(Session.open(tmp_project.path))
@@ -37,6 +37,7 @@ def test_plan_text_and_revert_to_an_agent_step(qtbot, tmp_project):
     assert "wide 1001–1025 camera wide" in plan.text.toPlainText()
     assert [plan.steps.topLevelItem(i).text(1) for i in range(plan.steps.topLevelItemCount())] == \
         ["pose s1", "pose s1 again"]
+    assert [plan.steps.topLevelItem(i).text(3) for i in range(2)] == ["0.0123", ""]   # cost, when prices are set
     plan.steps.setCurrentItem(plan.steps.topLevelItem(0))
     qtbot.mouseClick(plan.revert_button, Qt.MouseButton.LeftButton)
     assert get_state(tmp_project, "s1").pose.roots["crate"][0] == pytest.approx(-0.2)

@@ -34,3 +34,64 @@ def test_settings_saved_to_the_user_file_without_the_key(qtbot, tmp_path, monkey
     again = QtSettings()
     qtbot.addWidget(again)
     assert again.fields["model_name"].text() == "qwen3" and again.engine.currentText() == "CYCLES"
+
+
+def test_test_connection_fills_in_what_the_endpoint_supports_and_saves_the_profile(qtbot, tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    from chat_server import ChatServer
+    from PySide6.QtCore import Qt
+    path = tmp_path / "settings.json"
+    monkeypatch.setenv("KEYPOSE_SETTINGS", str(path))
+    monkeypatch.setenv("STUDIO_TEST_KEY", "sk-secret-dialog-value")
+    probes = [{"content": "ready"}, {"content": '{"tool_calls": [{"name": "report_ready", "arguments": {"ready": true}}]}'},
+              {"content": '{"ready": true}'}]
+    with ChatServer(probes, habits={"tools": "model does not support tools", "pieces": 1}) as chat:
+        d = QtSettings()
+        qtbot.addWidget(d)
+        d.profile.setCurrentText("local-qwen")
+        d.fields["model_base_url"].setText(chat.base_url)
+        d.fields["model_name"].setText("qwen3:4b")
+        d.fields["api_key_env"].setText("STUDIO_TEST_KEY")
+        d.prices["input_per_million"].setValue(0.5)
+        assert d.caps["tools"].currentText() == "not found yet"
+        d.show()
+        qtbot.mouseClick(d.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: d.test_button.isEnabled(), timeout=10_000)
+        qtbot.wait(50)
+        shot = Path(__file__).resolve().parents[1] / ".pytest_cache" / "settings-test-connection.png"
+        d.grab().save(str(shot))
+    shown = d.test_result.text().splitlines()
+    assert shown[0].startswith("streaming: yes (5 text chunk(s)")
+    assert shown[1] == ("tools: no (the server refused tools; they go through the prompt as JSON in text, "
+                        "and the model used them)")
+    assert shown[2] == "structured output: yes (response_format json_schema accepted)"
+    assert d.caps["tools"].currentText() == "no" and d.caps["structured_output"].currentText() == "yes"
+    auth = {k.lower(): v for k, v in chat.requests[0]["headers"].items()}["authorization"]
+    assert auth == "Bearer sk-secret-dialog-value"
+    d.caps["structured_output"].setCurrentText("no")      # a person overrides what was found
+    d.save()
+    saved = json.loads(path.read_text())
+    assert saved["endpoint"] == "local-qwen"
+    assert saved["endpoints"]["local-qwen"] == {
+        "base_url": chat.base_url, "model": "qwen3:4b", "api_key_env": "STUDIO_TEST_KEY", "timeout": 120.0,
+        "capabilities": {"tools": False, "structured_output": False, "streaming": True},
+        "prices": {"input_per_million": 0.5}}
+    assert "sk-secret-dialog-value" not in path.read_text()
+
+
+def test_test_connection_to_a_closed_port_says_so(qtbot, tmp_path, monkeypatch):
+    import socket
+    from PySide6.QtCore import Qt
+    monkeypatch.setenv("KEYPOSE_SETTINGS", str(tmp_path / "settings.json"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    d = QtSettings()
+    qtbot.addWidget(d)
+    d.fields["model_base_url"].setText(f"http://127.0.0.1:{port}/v1")
+    qtbot.mouseClick(d.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: d.test_button.isEnabled(), timeout=10_000)
+    assert d.test_result.text().startswith(f"cannot reach the model at http://127.0.0.1:{port}/v1")
+    assert d.caps["tools"].currentText() == "not found yet"

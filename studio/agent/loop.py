@@ -21,6 +21,7 @@ from .client import ModelClient
 from .errors import AgentError, ToolRefused
 from .planner import scene_summary
 from .steps import record_step, save_snapshot
+from .stream import Usage
 from .tool_schemas import openai_tools
 from .tools import ToolBox
 
@@ -42,6 +43,11 @@ class LoopResult:
     refused: list[str] = field(default_factory=list)
     tokens: int = 0
     turns: int = 0
+
+
+def _usage(reply, first: bool) -> dict:
+    """The reply's tokens in and out (and cost) for the first step it led to; later steps cost nothing."""
+    return Usage().add(reply).detail() if first else {}
 
 
 def run_tools(project: Project, client: ModelClient, task: str, stack: CommandStack | None = None,
@@ -82,7 +88,8 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
             say(f"{call.name}: {outcome.result.get('done', 'ok')}")
             if outcome.command is not None or call.name == "run_verifiers":
                 step = record_step(project, f"tool {call.name}",
-                                   {"arguments": outcome.arguments, "result": outcome.result},
+                                   {"arguments": outcome.arguments, "result": outcome.result,
+                                    **_usage(reply, first=tokens_left > 0)},
                                    tokens_left, time.monotonic() - t0 + reply.seconds, before=before)
                 tokens_left = 0
                 out.steps.append(step)

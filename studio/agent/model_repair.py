@@ -26,8 +26,10 @@ from .errors import AgentError
 from .offline import RULES
 from .planner import parse_json_reply
 from .plan_shape import PlanInvalid
+from .reply_schemas import REPAIR_SCHEMA
 from .repairs import Proposal, distinct_failures, rejection_notes, save_proposal, verify_changes
 from .steps import record_step
+from .stream import Usage
 from .verify import check_pose
 
 SYSTEM = """You repair one failing storyboard state of a 4D animation studio. You may change
@@ -86,14 +88,15 @@ def propose_with_model(project: Project, client: ModelClient, state_id: str,
     pose = state.pose.completed(scene)
     reports = reports if reports is not None else check_pose(project, scene, pose, state.frame, state_id)
     notes = rejection_notes(project, f"state:{state_id}")
-    proposals, unsolved, tokens = [], [], 0
+    proposals, unsolved, tokens, usage = [], [], 0, Usage()
     for r, ev, key in distinct_failures(reports, RULES):
         messages = [{"role": "system", "content": SYSTEM},
                     {"role": "user", "content": _context(scene, pose, r.name, ev, notes)}]
         why = ""
         for _attempt in range(2):
-            reply = client.chat(messages)
+            reply = client.chat(messages, schema=REPAIR_SCHEMA, schema_name="repair")
             tokens += reply.tokens
+            usage.add(reply)
             try:
                 summary, changes = read_changes(scene, pose, parse_json_reply(reply.content))
             except PlanInvalid as e:
@@ -111,5 +114,5 @@ def propose_with_model(project: Project, client: ModelClient, state_id: str,
         else:
             unsolved.append(f"{' '.join(map(str, key))}: the model's repair was refused ({why})")
     record_step(project, "propose repairs", {"state": state_id, "proposals": [p.id for p in proposals],
-                                         "unsolved": unsolved}, tokens, time.monotonic() - t0)
+                                         "unsolved": unsolved, **usage.detail()}, tokens, time.monotonic() - t0)
     return proposals, unsolved

@@ -1,14 +1,15 @@
 """The planner: prompt → two fresh briefs → a plan that holds, or a clear refusal.
 
-The plan reply must be one JSON object of the agreed shape. A reply that is
-not JSON or does not hold is sent back with the validation message, at most
-`attempts` times in all; after that the run is refused and nothing is stored.
-A stored plan is one agent step (with its tokens, time and a checkpoint).
+The plan is asked for with its JSON schema as structured output where the
+endpoint has it, and in the prompt everywhere. The reply's JSON is found
+wherever the model put it (`reply_json`), then checked as strictly as ever:
+a reply with no JSON or a plan that does not hold is sent back with the
+reason, at most `attempts` times in all; after that the run is refused and
+nothing is stored. A stored plan is one agent step (tokens, cost, time and a
+checkpoint).
 """
 from __future__ import annotations
 
-import json
-import re
 import time
 from dataclasses import dataclass
 
@@ -20,7 +21,10 @@ from studio.timeline.plan import save_plan
 from .client import ModelClient
 from .errors import AgentError
 from .plan_shape import PlanInvalid, validate_plan
+from .reply_json import find_json
+from .reply_schemas import PLAN_SCHEMA, drop_nulls
 from .rewriters import rewrite_motion, rewrite_scene
+from .stream import Usage
 from .steps import record_step, save_snapshot
 
 PLAN_SYSTEM = """You are the planner of a pose-to-pose 4D animation studio.
@@ -47,15 +51,8 @@ class PlanResult:
 
 
 def parse_json_reply(text: str) -> object:
-    """The JSON object in a reply (a ```json fence is allowed); PlanInvalid if there is none."""
-    body = text.strip()
-    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
-    if fence:
-        body = fence.group(1)
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError as e:
-        raise PlanInvalid(f"the reply is not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    """The JSON object in a reply, among prose or in a fence; PlanInvalid if there is none."""
+    return find_json(text)
 
 
 def scene_summary(scene: Scene) -> str:
@@ -80,15 +77,17 @@ def make_plan(project: Project, client: ModelClient, prompt: str, attempts: int 
     scene_reply = rewrite_scene(client, prompt)
     motion_reply = rewrite_motion(client, prompt, scene_reply.content, project.fps, project.frame_start)
     tokens = scene_reply.tokens + motion_reply.tokens
+    usage = Usage().add(scene_reply).add(motion_reply)
     user = (f"Prompt: {prompt}\n\nScene brief:\n{scene_reply.content}\n\nMotion brief:\n{motion_reply.content}\n\n"
             f"{scene_summary(scene)}\nFrame rate {project.fps} fps; the film starts at frame {project.frame_start}.")
     messages = [{"role": "system", "content": PLAN_SYSTEM}, {"role": "user", "content": user}]
     errors: list[str] = []
     for attempt in range(1, attempts + 1):
-        reply = client.chat(messages)
+        reply = client.chat(messages, schema=PLAN_SCHEMA, schema_name="plan")
         tokens += reply.tokens
+        usage.add(reply)
         try:
-            plan = parse_json_reply(reply.content)
+            plan = drop_nulls(parse_json_reply(reply.content))
             if isinstance(plan, dict):   # the briefs are ours; the model need not copy them exactly
                 plan = {**plan, "prompt": prompt, "scene_brief": scene_reply.content,
                         "motion_brief": motion_reply.content}
@@ -101,7 +100,7 @@ def make_plan(project: Project, client: ModelClient, prompt: str, attempts: int 
             continue
         save_plan(project, plan, scene if scene.bodies else None, actor="agent")
         step = record_step(project, "plan", {"prompt": prompt, "attempts": attempt, "refused": errors,
-                                             "states": [s["id"] for s in plan["states"]]},
+                                             "states": [s["id"] for s in plan["states"]], **usage.detail()},
                            tokens, time.monotonic() - t0, before=before)
         return PlanResult(plan, step, tokens, attempt)
     raise AgentError(f"the planner's reply was refused {attempts} times; nothing was stored. "

@@ -5,10 +5,12 @@ plan    prompt -> fresh scene and motion briefs -> a validated plan (and, with
 repair  verified repair proposals for failing states (the model's, or the
         offline repairer's when no model is configured or with --offline);
         --apply ID approves one, --reject ID --note TEXT turns it down
-log     the agent's steps (tokens, time, what changed) and the proposals;
+log     the agent's steps (tokens, cost, time, what changed) and the proposals;
         --calls [OUT]: the project's accepted tool calls as a calls file
 revert  put the scene and timeline back as they were after step N
 replay  apply a calls file through the tool layer, gate enforced
+check   what the model endpoint supports (streaming, tools, structured output),
+        remembered in the settings
 """
 from __future__ import annotations
 
@@ -58,12 +60,16 @@ def register(sub) -> None:
     from .calls import add_replay
     add_replay(asub)
 
+    q = asub.add_parser("check", help="what the model endpoint supports (tools, structured output, streaming)")
+    q.add_argument("--endpoint", help="a named endpoint profile from the settings (default: the one in use)")
+    q.set_defaults(func=cmd_check)
+
 
 def _client():
     from studio.agent.client import ModelClient
     from studio.agent.errors import ModelMissing
     try:
-        return ModelClient.from_settings()
+        return ModelClient.from_settings(on_status=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
     except ModelMissing as e:
         raise CommandError(str(e), EXIT_ENVIRONMENT) from None
 
@@ -142,7 +148,7 @@ def cmd_repair(args) -> int:
                 from studio.agent.client import ModelClient
                 from studio.agent.errors import ModelMissing
                 try:
-                    client = ModelClient.from_settings()
+                    client = ModelClient.from_settings(on_status=lambda m: print(f"  {m}", file=sys.stderr))
                 except ModelMissing:
                     print("no model configured: using the offline repairer")
             left = 0
@@ -185,11 +191,14 @@ def cmd_log(args) -> int:
                       sys.stdout, indent=1)
             print()
             return 0
-        print(f"{'step':>4}  {'at':<23}  {'tokens':>6}  {'seconds':>7}  action")
+        print(f"{'step':>4}  {'at':<23}  {'tokens':>6}  {'in/out':>11}  {'cost':>9}  {'seconds':>7}  action")
         for s in steps:
-            what = s["detail"].get("result", {}).get("done") or s["detail"].get("prompt") or ""
-            print(f"{s['id']:>4}  {s['at']:<23}  {s['tokens']:>6}  {s['seconds']:>7.2f}  {s['action']}"
-                  f"{': ' + str(what)[:60] if what else ''}")
+            d = s["detail"]
+            what = d.get("result", {}).get("done") or d.get("prompt") or ""
+            inout = f"{d['tokens_in']}/{d['tokens_out']}" if "tokens_in" in d else ""
+            cost = f"{d['cost']:.4f}" if "cost" in d else ""
+            print(f"{s['id']:>4}  {s['at']:<23}  {s['tokens']:>6}  {inout:>11}  {cost:>9}  {s['seconds']:>7.2f}  "
+                  f"{s['action']}{': ' + str(what)[:60] if what else ''}")
         if proposals:
             print("repairs")
             for p in proposals:
@@ -208,3 +217,41 @@ def cmd_revert(args) -> int:
         step = revert(project, args.step)
         print(f"reverted to step {args.step}; recorded as step {step}")
     return 0
+
+
+def cmd_check(args) -> int:
+    from studio.agent.client import ModelClient
+    from studio.agent.endpoint_check import check_endpoint
+    from studio.agent.errors import AgentError
+    from studio.store.endpoints import profiles
+    from studio.store.settings import load_settings, settings_path
+    try:
+        settings = load_settings()
+    except ValueError as e:
+        raise CommandError(str(e), EXIT_BAD_INPUT) from None
+    if args.endpoint:
+        if args.endpoint not in profiles(settings):
+            known = ", ".join(profiles(settings)) or "none"
+            raise CommandError(f"{settings_path()}: no endpoint profile {args.endpoint!r} (profiles: {known})",
+                               EXIT_BAD_INPUT)
+        settings = {**settings, "endpoint": args.endpoint}
+    client = _client_from(ModelClient, settings)
+    print(f"endpoint {client.endpoint.name or 'default'}: {client.base_url}, model {client.model}")
+    try:
+        found = check_endpoint(client)
+    except AgentError as e:
+        unreachable = str(e).startswith("cannot reach") or "did not answer" in str(e)
+        raise CommandError(str(e), EXIT_ENVIRONMENT if unreachable else EXIT_FAILED) from None
+    for line in found.lines():
+        print(line)
+    print(f"found in {found.seconds:.2f} s; remembered in {settings_path()}")
+    return 0
+
+
+def _client_from(ModelClient, settings):
+    from studio.agent.errors import ModelMissing
+    try:
+        return ModelClient.from_settings(settings, max_retries=0,
+                                         on_status=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    except ModelMissing as e:
+        raise CommandError(str(e), EXIT_ENVIRONMENT) from None

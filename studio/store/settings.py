@@ -23,6 +23,9 @@ DEFAULTS = {
     "render_engine": "BLENDER_WORKBENCH",
     "farm_address": "",             # Ray dashboard address, e.g. http://127.0.0.1:8265; empty: local
     "local_concurrency": 1,
+    "endpoint": "",                 # the named endpoint profile in use (studio.store.endpoints); empty: model_*
+    "endpoints": {},                # name -> {base_url, model, api_key_env, capabilities, prices}
+    "model_max_wait": 60.0,         # seconds the agent waits at most when a server says Retry-After
 }
 
 
@@ -47,7 +50,7 @@ def load_settings() -> dict:
         out.update({k: v for k, v in data.items() if k in DEFAULTS or k == "api_key"})
     for key in DEFAULTS:   # KEYPOSE_MODEL_BASE_URL etc. override the file
         env = os.environ.get(f"KEYPOSE_{key.upper()}")
-        if env is not None:
+        if env is not None and not isinstance(DEFAULTS[key], dict):
             out[key] = type(DEFAULTS[key])(env) if not isinstance(DEFAULTS[key], str) else env
     return out
 

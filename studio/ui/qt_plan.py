@@ -41,7 +41,7 @@ class QtPlan(QWidget):
         self.session = qsession.session
         self.text = QTextBrowser()
         self.steps = QTreeWidget()
-        self.steps.setHeaderLabels(["step", "action", "tokens", "seconds", "at"])
+        self.steps.setHeaderLabels(["step", "action", "tokens", "cost", "seconds", "at"])
         self.revert_button = QPushButton("Revert to step")
         self.revert_button.clicked.connect(self.revert_selected)
         bar = QHBoxLayout()
@@ -62,8 +62,9 @@ class QtPlan(QWidget):
         selected = self.selected_step()
         self.steps.clear()
         for st in list_steps(self.session.project):
+            cost = st["detail"].get("cost")
             item = QTreeWidgetItem([str(st["id"]), st["action"], str(st["tokens"] or 0),
-                                    f"{st['seconds'] or 0:.1f}", st["at"] or ""])
+                                    "" if cost is None else f"{cost:.4f}", f"{st['seconds'] or 0:.1f}", st["at"] or ""])
             item.setToolTip(1, json.dumps(st["detail"], indent=1)[:2000])
             self.steps.addTopLevelItem(item)
             if st["id"] == selected:
