@@ -15,7 +15,7 @@ def _checks(win):
 
 def _plan(win):
     from .qt_plan import QtPlan
-    return QtPlan(win.qsession)
+    return QtPlan(win.qsession, lambda: win.panels.get("Jobs"), lambda: win.stack)
 
 
 def _jobs(win):
