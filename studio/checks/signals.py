@@ -59,23 +59,24 @@ class Signals:
                              "not_certified": c.uncertified}}
 
 
-def signals(project: Project) -> Signals:
-    scene = load_scene(project)
+def signals(project: Project, scene=None) -> Signals:
+    scene = scene or load_scene(project)
     value, missing = progress(project)
     cov = Coverage()
-    tracks = film.load_film_tracks(project)
+    segments = film.list_segments(project)
+    frames = (max(s["end"] for s in segments) - min(s["start"] for s in segments) + 1) if segments else 0
     current = film.film_hash(project)
     reports, checked = load_reports(project, "film")
-    if tracks is None or not tracks.n_frames:
-        complete, completion = False, "no film baked"
+    if not frames or current is None:
+        complete, completion = False, "no film baked" if not frames else "the baked segments do not join"
     elif not reports:
         complete, completion = False, "the film has not been verified"
-        cov.film_frames = tracks.n_frames
+        cov.film_frames = frames
     elif checked != current:
         complete, completion = False, "the film changed since it was verified"
-        cov.film_frames = tracks.n_frames
+        cov.film_frames = frames
     else:
-        cov.film_frames = cov.film_checked = tracks.n_frames
+        cov.film_frames = cov.film_checked = frames
         cov.film_checks = [r.name for r in reports if r.verdict != "error"]
         complete = required_checks_pass(reports)
         completion = "required checks pass" if complete else "required checks fail: " + ", ".join(

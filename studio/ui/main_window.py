@@ -210,6 +210,8 @@ class MainWindow(QMainWindow):
         self._docks.clear()
         self.playhead.close()
         self.qsession.detach()
+        self.qsession.setParent(None)        # the window's child otherwise: it and its session live on
+        self.qsession.deleteLater()
         self.session.close()
         self.session = None
 

@@ -19,6 +19,7 @@ from studio.checks.signals import Signals, signals
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world, tracks_world
+from studio.scene.reading import reading_scenes
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
@@ -74,6 +75,10 @@ class Session:
         return True
 
     def refresh(self) -> None:
+        with reading_scenes():
+            self._refresh()
+
+    def _refresh(self) -> None:
         db = self.project.db
         rows = db.execute("SELECT kind, name, body FROM scene_objects ORDER BY kind, position").fetchall()
         sig = hashlib.sha256(repr(rows).encode()).hexdigest()
@@ -97,7 +102,7 @@ class Session:
             self.cards = board_cards(self.project, self.scene, self.states) if self.scene.bodies else []
             self.failures = current_failures(self.project, self.scene, self.states)
             self.failures_at = by_frame(self.failures)
-            self.signals = signals(self.project) if self.scene.bodies else None
+            self.signals = signals(self.project, self.scene) if self.scene.bodies else None
             self.progress = (self.signals.progress, self.signals.missing) if self.signals else (0.0, [])
         if scene_moved:
             self._state_world.clear()
