@@ -117,3 +117,24 @@ def test_show_film_key_state_or_both_with_the_key_as_a_ghost(qtbot, tmp_path):
     assert changed(film, both) > 0.002               # the ghost is drawn over the film
     w.playhead.set_frame(a.frame)                    # at the key itself film and key agree: no ghost
     assert vp.key_ghost_bodies == []
+
+
+def test_the_history_panel_lists_who_reviewed_a_state_when_and_why(qtbot, tmp_project):
+    from studio.checks.run import verify_state
+    w = open_window(qtbot, tmp_project)
+    board, history = w.storyboard, w.panels["History"]
+    verify_state(w.session.project, "s1")
+    board.select_state("s1")
+    board.note.setText("crate sits flat")
+    qtbot.mouseClick(board.approve_button, Qt.MouseButton.LeftButton)
+    board.note.setText("the arm points at the wall")
+    qtbot.mouseClick(board.reject_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: history.tree.topLevelItemCount() == 2, timeout=5000)
+    rows = [[history.tree.topLevelItem(i).text(c) for c in range(5)] for i in range(2)]
+    assert [r[:3] for r in rows] == [["s1", "reject", "person"], ["s1", "approve", "person"]]
+    assert [r[4] for r in rows] == ["the arm points at the wall", "crate sits flat"]
+    assert "Reviews of <b>s1</b>" in history.title.text()
+    w.playhead.set_frame(1049)                       # s3, never reviewed
+    assert history.tree.topLevelItemCount() == 0
+    history.all_states.setChecked(True)
+    assert history.tree.topLevelItemCount() == 2

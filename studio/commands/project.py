@@ -71,8 +71,13 @@ def cmd_info(args) -> int:
         print(f"cameras  {len(scene.cameras)}")
         for c in scene.cameras:
             print(f"  {c.name:<22} {c.lens_mm:g} mm  {c.resolution[0]}x{c.resolution[1]}")
-        from studio.timeline.progress import progress
-        value, missing = progress(p)
+        from studio.checks.signals import signals
+        sig = signals(p)
+        value, missing = sig.progress, sig.missing
+        print(f"completion {'yes' if sig.complete else 'no'}: {sig.completion}")
+        print(f"coverage {sig.coverage.text()}")
+        for u in sig.coverage.uncertified:
+            print(f"  not certified: {u}")
         print(f"progress {100 * value:.0f}%")
         for m in missing[:12]:
             print(f"  missing: {m}")

@@ -16,7 +16,8 @@ def run_submitted(project: Project, job_id: int, settings: dict | None = None, f
     settings = settings if settings is not None else load_settings()
     address = farm_address if farm_address is not None else settings.get("farm_address") or ""
     watch = JobWatch(on_event=on_event)
-    if address and queue.get_job(project, job_id).kind != "bake":   # bakes write this project's database: local only
+    # bakes and agent steps write this project's database: they run here, never on the farm
+    if address and queue.get_job(project, job_id).kind not in ("bake", "agent_step"):
         from .farm import FarmClient, run_farm_job
         client = FarmClient(address)
         try:

@@ -21,6 +21,7 @@ from studio.store.project import Project
 from studio.store.settings import load_settings
 
 from . import queue
+from .agent_spec import agent_command
 from .bake_spec import BakeSpecError, bake_command
 from .contract import MARKER, check_done, missing_frames, present_outputs
 from .deliver import DeliveryError, deliver
@@ -57,9 +58,11 @@ def attempt_spec(job: queue.Job, folder) -> dict:
 
 
 def job_command(job: queue.Job, settings: dict | None = None) -> list[str]:
-    """Render kinds run in the Blender worker; a bake runs in the studio's own Python."""
+    """Render kinds run in the Blender worker; a bake or an agent step runs in the studio's own Python."""
     if job.kind == "bake":
         return bake_command(job.spec)
+    if job.kind == "agent_step":
+        return agent_command(job.spec)
     return worker_command(settings if settings is not None else load_settings())
 
 

@@ -10,6 +10,7 @@ import json
 from studio.store.project import Project
 
 from .ir import Scene
+from .reading import read_memo
 
 KINDS = {"materials": "material", "bodies": "body", "joints": "joint", "frames": "frame",
          "cameras": "camera", "allowed_overlaps": "overlap"}
@@ -31,6 +32,17 @@ def save_scene(project: Project, scene: Scene, actor: str = "person", action: st
 
 
 def load_scene(project: Project) -> Scene:
+    """The project's scene (one shared object per project inside a read-only pass)."""
+    memo = read_memo()
+    if memo is None:
+        return _load_scene(project)
+    key = ("scene", id(project))
+    if key not in memo:
+        memo[key] = (project, _load_scene(project))
+    return memo[key][1]
+
+
+def _load_scene(project: Project) -> Scene:
     rows = list(project.db.query("SELECT kind, name, body FROM scene_objects ORDER BY kind, position"))
     d: dict = {key: [] for key in KINDS}
     d["rest"] = {}

@@ -27,6 +27,7 @@ from studio.store.project import write_atomic
 
 from .importers import MeshFileError, load_mesh_file, resolve_path
 from .ir import Body, Geometry, Scene, canonical_hash, design_id
+from .reading import read_memo
 from .transforms import from_7
 
 MESH_CACHE_VERSION = 1
@@ -167,7 +168,13 @@ def clear_memo() -> None:
 
 
 def scene_design_id(scene: Scene) -> str:
-    return design_id(scene, {b.name: geometry_hash(b.geometry) for b in scene.bodies})
+    memo = read_memo()
+    if memo is not None and id(scene) in memo:
+        return memo[id(scene)][1]
+    value = design_id(scene, {b.name: geometry_hash(b.geometry) for b in scene.bodies})
+    if memo is not None:
+        memo[id(scene)] = (scene, value)
+    return value
 
 
 def build_scene_meshes(scene: Scene, project_dir: Path | None, progress=None) -> list[MeshBuild]:

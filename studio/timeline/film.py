@@ -11,6 +11,7 @@ import numpy as np
 from studio.scene.io import load_scene
 from studio.scene.ir import canonical_hash
 from studio.scene.meshes import scene_design_id
+from studio.scene.reading import read_memo
 from studio.scene.pose import Tracks
 from studio.store.project import Project, now
 
@@ -70,7 +71,18 @@ def film_binding(tracks: Tracks, design: str, plan: dict | None) -> str:
 
 
 def film_hash(project: Project) -> str | None:
-    """film_binding of the project's current film; None if nothing (or nothing joinable) is baked."""
+    """film_binding of the project's current film; None if nothing (or nothing joinable) is baked.
+    Computed once per read-only pass (`reading_scenes`), where nothing is written."""
+    memo = read_memo()
+    if memo is not None:
+        key = ("film_hash", id(project))
+        if key not in memo:
+            memo[key] = (project, _film_hash(project))
+        return memo[key][1]
+    return _film_hash(project)
+
+
+def _film_hash(project: Project) -> str | None:
     try:
         tracks = load_film_tracks(project)
     except ValueError:

@@ -93,7 +93,7 @@ def state_status(project: Project, state_id: str, scene: Scene | None = None,
             reasons.append(f"appeared since review: {', '.join(appeared)} now visible")
     reasons += check_status(project, state_id, chash)
     reviewed = f"{'approved' if review.verdict == 'approve' else 'rejected'} by {who} at {review.at}" \
-        if review and review.signed and trust.ok else ""
+        + (f": “{review.note}”" if review.note else "") if review and review.signed and trust.ok else ""
     return StateStatus(state_id, reasons[0].split(":")[0].split(" ")[0] if reasons else OK, reasons, state.frame,
                        reviewed)
 

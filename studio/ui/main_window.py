@@ -17,7 +17,7 @@ from studio.timeline.commands import CommandStack
 from .panels import optional_panels
 from .qt_manipulator import Manipulator
 from .playhead import Playhead
-from .progress import progress_text
+from .progress import coverage_tip, progress_text
 from .qt_scrubber import QtScrubber
 from .qt_session import QtSession
 from .qt_storyboard import QtStoryboard
@@ -176,6 +176,7 @@ class MainWindow(QMainWindow):
         s = self.session
         self.playhead.set_range(*s.frame_range())
         self.progress.setText(progress_text(s))
+        self.progress.setToolTip(coverage_tip(s))
 
     def export_film(self) -> None:
         """The film and its .blend into a chosen folder, through the Jobs panel (gate first)."""
@@ -209,6 +210,8 @@ class MainWindow(QMainWindow):
         self._docks.clear()
         self.playhead.close()
         self.qsession.detach()
+        self.qsession.setParent(None)        # the window's child otherwise: it and its session live on
+        self.qsession.deleteLater()
         self.session.close()
         self.session = None
 

@@ -15,7 +15,7 @@ def _checks(win):
 
 def _plan(win):
     from .qt_plan import QtPlan
-    return QtPlan(win.qsession)
+    return QtPlan(win.qsession, lambda: win.panels.get("Jobs"), lambda: win.stack)
 
 
 def _jobs(win):
@@ -33,7 +33,12 @@ def _pose(win):
     return QtPose(win.qsession, win.playhead, lambda: win.stack)
 
 
+def _history(win):
+    from .qt_history import QtHistory
+    return QtHistory(win.qsession, win.playhead)
+
+
 def optional_panels():
     return [("Checks", RIGHT, _checks), ("Repair review", RIGHT, _repair), ("Plan", LEFT, _plan),
             ("Pose", LEFT, _pose),
-            ("Jobs", BOTTOM, _jobs)]
+            ("Jobs", BOTTOM, _jobs), ("History", BOTTOM, _history)]

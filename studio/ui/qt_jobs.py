@@ -231,8 +231,10 @@ class QtJobs(QWidget):
 
     def cancel_selected(self) -> None:
         job_id = self.selected_id()
-        if job_id is None:
-            return
+        if job_id is not None:
+            self.cancel_job(job_id)
+
+    def cancel_job(self, job_id: int) -> None:
         self.cancel_button.setEnabled(False)
         w = Worker(cancel, self.session.project.path, job_id, self._runner())
         w.done.connect(self._after)

@@ -66,5 +66,12 @@ class BodyPicker:
         return None
 
     def detach(self) -> None:
-        """Stop selecting (the viewport is closing; its plotter and observers go with it)."""
+        """Stop selecting and let go of the viewport: the interactor's observers hold this picker,
+        and through it the plotter, in a cycle Python's collector cannot see."""
         self._detached = True
+        for tag in (self._press, self._release):
+            try:
+                self.plotter.iren.remove_observer(tag)
+            except Exception:   # the interactor may already be finalised by plotter.close()
+                pass
+        self.plotter, self.bodies = None, (lambda: {})

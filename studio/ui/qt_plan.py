@@ -1,15 +1,20 @@
-"""The plan panel: the prompt, the scene and motion briefs, shots, key states
-and events, and the agent's log of steps, each of which can be reverted to."""
+"""The plan panel: a prompt box that runs the agent (Plan, then Build from the
+plan once a person has read and, if need be, edited it), the plan itself (the
+prompt, the scene and motion briefs, shots, key states, events and segment
+tools), and the agent's log of steps, growing live, each of which can be
+reverted to. The agent runs as a job, so Cancel stops it."""
 from __future__ import annotations
 
 import json
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QTextBrowser, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
+                               QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from studio.jobs.agent_spec import agent_spec
 from studio.timeline.plan import load_plan
 
+from .agent_jobs import RUNNING, job_words, latest_agent_job, model_missing
 from .qt_session import QtSession
 
 
@@ -30,15 +35,76 @@ def plan_html(plan: dict | None) -> str:
     parts.append("<h3>Events</h3><ul>" + "".join(
         f"<li><b>{esc(e.get('id'))}</b> {esc(e.get('kind'))} {esc(', '.join(e.get('subjects', [])))} "
         f"in {e.get('window')}</li>" for e in plan.get("events", [])) + "</ul>")
+    motion = plan.get("motion", [])
+    if motion:
+        parts.append("<h3>Motion</h3><ul>" + "".join(
+            f"<li><b>{esc(m.get('segment'))}</b> {esc(m.get('tool') or 'interpolate')} "
+            f"{esc(json.dumps(m.get('params', {})) if m.get('params') else '')}</li>" for m in motion) + "</ul>")
     return "".join(parts)
+
+
+class QtPlanEditor(QDialog):
+    """The plan as JSON, checked against the scene when saved (the tool layer's set_plan):
+    a plan that does not hold stays open with the field named, and nothing is stored."""
+
+    def __init__(self, plan: dict, save, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Edit plan")
+        self.resize(720, 640)
+        self.save_fn = save
+        self.edit = QPlainTextEdit(json.dumps(plan, indent=2))
+        self.error = QLabel("")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #d1453b")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(QLabel("Shots, key states, events and segment tools (motion[].tool and params):"))
+        lay.addWidget(self.edit, 1)
+        lay.addWidget(self.error)
+        lay.addWidget(buttons)
+
+    def save(self) -> None:
+        try:
+            plan = json.loads(self.edit.toPlainText())
+        except json.JSONDecodeError as e:
+            self.error.setText(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}")
+            return
+        problem = self.save_fn(plan)
+        if problem:
+            self.error.setText(problem)
+            return
+        self.accept()
 
 
 class QtPlan(QWidget):
     message = Signal(str)
 
-    def __init__(self, qsession: QtSession, parent: QWidget | None = None):
+    def __init__(self, qsession: QtSession, jobs_of=None, stack_of=None, parent: QWidget | None = None):
         super().__init__(parent)
-        self.session = qsession.session
+        self.session, self.jobs_of, self.stack_of = qsession.session, jobs_of, stack_of
+        self.prompt = QPlainTextEdit()
+        self.prompt.setPlaceholderText("What happens in the film? e.g. a robot carries a wide panel through "
+                                       "a narrow door and sets it down on the far side")
+        self.prompt.setMaximumHeight(72)
+        self.plan_button = QPushButton("Plan")
+        self.plan_button.setToolTip("The agent writes a scene brief, a motion brief and a plan (a job)")
+        self.edit_button = QPushButton("Edit plan…")
+        self.build_button = QPushButton("Approve plan and build")
+        self.build_button.setToolTip("The agent builds the scene and authors the plan's key states (a job)")
+        self.cancel_button = QPushButton("Cancel")
+        self.agent_status = QLabel("")
+        self.agent_status.setWordWrap(True)
+        self.plan_button.clicked.connect(self.plan)
+        self.build_button.clicked.connect(self.build)
+        self.edit_button.clicked.connect(self.edit_plan)
+        self.cancel_button.clicked.connect(self.cancel)
+        self._job_id: int | None = None
+        agent_bar = QHBoxLayout()
+        for b in (self.plan_button, self.edit_button, self.build_button, self.cancel_button):
+            agent_bar.addWidget(b)
+        agent_bar.addStretch(1)
         self.text = QTextBrowser()
         self.steps = QTreeWidget()
         self.steps.setHeaderLabels(["step", "action", "tokens", "cost", "seconds", "at"])
@@ -50,6 +116,9 @@ class QtPlan(QWidget):
         bar.addWidget(self.revert_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.prompt)
+        lay.addLayout(agent_bar)
+        lay.addWidget(self.agent_status)
         lay.addWidget(self.text, 3)
         lay.addLayout(bar)
         lay.addWidget(self.steps, 2)
@@ -57,7 +126,18 @@ class QtPlan(QWidget):
         self.reload()
 
     def reload(self) -> None:
-        self.text.setHtml(plan_html(load_plan(self.session.project)))
+        plan = load_plan(self.session.project)
+        self.text.setHtml(plan_html(plan))
+        job = latest_agent_job(self.session.project)
+        running = job is not None and job.state in RUNNING
+        self._job_id = job.id if running else None
+        self.agent_status.setText(job_words(job))
+        self.plan_button.setEnabled(not running)
+        self.build_button.setEnabled(not running and plan is not None)
+        self.edit_button.setEnabled(not running and plan is not None)
+        self.cancel_button.setEnabled(running)
+        if plan and not self.prompt.toPlainText().strip():
+            self.prompt.setPlainText(plan.get("prompt", ""))
         from studio.agent.steps import list_steps
         selected = self.selected_step()
         self.steps.clear()
@@ -87,3 +167,56 @@ class QtPlan(QWidget):
             self.message.emit(str(e))
             return
         self.message.emit(f"Reverted to step {step} (recorded as step {new})")
+
+    # ---- the agent ---------------------------------------------------------
+    def plan(self) -> int | None:
+        return self._run("plan", self.prompt.toPlainText().strip())
+
+    def build(self) -> int | None:
+        return self._run("build", "")
+
+    def _run(self, action: str, prompt: str) -> int | None:
+        missing = model_missing()
+        if missing:
+            self.agent_status.setText(missing)
+            self.message.emit(missing)
+            return None
+        jobs = self.jobs_of() if self.jobs_of else None
+        if jobs is None:
+            self.message.emit("the Jobs panel is closed: the agent runs as a job")
+            return None
+        job_id = jobs.submit("agent_step", lambda d: agent_spec(self.session.project, d, action, prompt))
+        if job_id is not None:
+            self._job_id = job_id
+            self.reload()
+        return job_id
+
+    def cancel(self) -> None:
+        jobs = self.jobs_of() if self.jobs_of else None
+        if jobs is not None and self._job_id is not None:
+            jobs.cancel_job(self._job_id)
+            self.agent_status.setText(f"Cancelling job {self._job_id}…")
+
+    def edit_plan(self) -> None:
+        plan = load_plan(self.session.project)
+        if plan is None:
+            return
+        dialog = QtPlanEditor(plan, self._save_plan, self)
+        try:
+            dialog.exec()
+        finally:
+            dialog.setParent(None)
+            dialog.deleteLater()
+
+    def _save_plan(self, plan: dict) -> str:
+        """Store an edited plan through the tool layer; '' when stored, else why not."""
+        from studio.agent.errors import ToolRefused
+        from studio.agent.tools import ToolBox
+        stack = self.stack_of() if self.stack_of else None
+        try:
+            ToolBox(self.session.project, stack, actor="person").call("set_plan", {"plan": plan})
+        except (ToolRefused, ValueError) as e:
+            return str(e)
+        self.session.refresh()
+        self.message.emit("Plan saved")
+        return ""

@@ -15,14 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
+from studio.checks.signals import Signals, signals
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world, tracks_world
+from studio.scene.reading import reading_scenes
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
 from studio.timeline.plan import load_plan, shot_camera
-from studio.timeline.progress import progress
 from studio.timeline.storyboard import State, list_states
 
 from .cards import Card, board_cards
@@ -39,6 +40,7 @@ class Session:
         self.states: list[State] = []
         self.cards: list[Card] = []
         self.progress: tuple[float, list[str]] = (0.0, [])
+        self.signals: Signals | None = None       # completion, progress and coverage, side by side
         self.failures: list[Failure] = []
         self.failures_at: dict[int, list[Failure]] = {}
         self._film_world: dict[str, np.ndarray] | None = None
@@ -73,6 +75,10 @@ class Session:
         return True
 
     def refresh(self) -> None:
+        with reading_scenes():
+            self._refresh()
+
+    def _refresh(self) -> None:
         db = self.project.db
         rows = db.execute("SELECT kind, name, body FROM scene_objects ORDER BY kind, position").fetchall()
         sig = hashlib.sha256(repr(rows).encode()).hexdigest()
@@ -96,7 +102,8 @@ class Session:
             self.cards = board_cards(self.project, self.scene, self.states) if self.scene.bodies else []
             self.failures = current_failures(self.project, self.scene, self.states)
             self.failures_at = by_frame(self.failures)
-            self.progress = progress(self.project)
+            self.signals = signals(self.project, self.scene) if self.scene.bodies else None
+            self.progress = (self.signals.progress, self.signals.missing) if self.signals else (0.0, [])
         if scene_moved:
             self._state_world.clear()
             self.scene_changed.emit()

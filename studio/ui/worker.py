@@ -33,10 +33,16 @@ class Worker(QObject):
 
     def start(self) -> "Worker":
         _running.add(self)
-        self.done.connect(lambda _r: _running.discard(self))
-        self.failed.connect(lambda _m: _running.discard(self))
+        self.done.connect(self._finished)
+        self.failed.connect(self._finished)
         QThreadPool.globalInstance().start(_Run(self))
         return self
+
+    def _finished(self, _result) -> None:
+        """Reported: let go of it. Deleting the QObject drops its connections, and with them the
+        closures over the panel that started it (a closed project's views are freed)."""
+        _running.discard(self)
+        self.deleteLater()
 
     def cancel(self) -> None:
         self.state.cancelled = True

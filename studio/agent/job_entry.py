@@ -1,0 +1,83 @@
+"""The agent job's process: plan from a prompt, or build the scene and key states
+from the stored plan, then write out/agent.json and the finish marker.
+
+Every step is recorded in the project as it happens (so the window's agent log
+grows live) and printed as a JSON line with its tokens and seconds. A model
+that is missing, refuses to answer usefully or breaks a rule ends the job as
+failed with the reason; whatever the model did is in its recorded steps and can
+be reverted.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from studio.jobs.agent_spec import OUTPUT
+from studio.jobs.contract import MARKER
+from studio.store.project import Project, sha256_file, write_atomic
+
+from .client import ModelClient
+from .errors import AgentError
+from .loop import run_tools
+from .planner import make_plan
+
+BUILD_TASK = "Build the scene this plan needs and author its key states."
+
+
+def emit(**event) -> None:
+    print(json.dumps(event), flush=True)
+
+
+def run(spec_path: str | Path) -> int:
+    spec_path = Path(spec_path)
+    folder = spec_path.parent
+    spec = json.loads(spec_path.read_text())
+    action = spec["action"]
+    t0 = time.monotonic()
+    client = ModelClient.from_settings()
+    emit(stage="start", action=action, endpoint=client.base_url, model=client.model)
+    with Project.open(spec["project"]) as project:
+        if action == "plan":
+            result = make_plan(project, client, spec["prompt"])
+            summary = {"action": "plan", "step": result.step, "tokens": result.tokens, "attempts": result.attempts,
+                       "states": [s["id"] for s in result.plan["states"]]}
+            emit(stage="step", message=f"plan stored as step {result.step}: {len(result.plan['states'])} key "
+                                       f"states, {result.attempts} attempt(s)", tokens=result.tokens,
+                 seconds=round(time.monotonic() - t0, 2))
+        else:
+            said = lambda m: emit(stage="step", message=m, seconds=round(time.monotonic() - t0, 2))  # noqa: E731
+            loop = run_tools(project, client, BUILD_TASK, max_turns=int(spec.get("max_turns", 12)), on_event=said)
+            summary = {"action": "build", "steps": loop.steps, "turns": loop.turns, "tokens": loop.tokens,
+                       "refused": loop.refused, "final": loop.final_text}
+            emit(stage="step", message=f"built in {loop.turns} turn(s): {len(loop.steps)} step(s), "
+                                       f"{len(loop.refused)} call(s) refused", tokens=loop.tokens,
+                 seconds=round(time.monotonic() - t0, 2))
+    out = folder / OUTPUT
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, json.dumps(summary, indent=1, sort_keys=True).encode())
+    emit(stage="output", output=OUTPUT, sha256=sha256_file(out))
+    write_atomic(folder / MARKER, json.dumps({"action": action}).encode())
+    emit(stage="done")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m studio.agent.job_entry SPEC.json", file=sys.stderr)
+        return 2
+    try:
+        return run(argv[0])
+    except AgentError as e:             # the model missing, or its replies refused: the job says why
+        emit(stage="error", message=str(e))
+        return 1
+    except Exception as e:              # the log keeps the trace; the job's error is one line
+        traceback.print_exc(file=sys.stdout)
+        emit(stage="error", message=f"{type(e).__name__}: {e}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
