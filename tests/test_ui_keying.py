@@ -138,3 +138,34 @@ def test_the_history_panel_lists_who_reviewed_a_state_when_and_why(qtbot, tmp_pr
     assert history.tree.topLevelItemCount() == 0
     history.all_states.setChecked(True)
     assert history.tree.topLevelItemCount() == 2
+
+
+def test_compare_two_key_states_side_by_side_in_synced_views(qtbot, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "projects" / "doorway", tmp_path / "doorway")
+    w = MainWindow(Session.open(tmp_path / "doorway"))
+    qtbot.addWidget(w)
+    w.show()
+    assert w.compare_action.isEnabled()
+    first, second = w.session.states[0].id, w.session.states[1].id
+    dialog = w.compare_states(first, second, modal=False)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.differ and "floor" not in dialog.differ          # the robot moved, the room did not
+    assert f"{first} @" in dialog.caption.text() and "bodies differ" in dialog.caption.text()
+    img = dialog.plotter.screenshot(str(tmp_path / "compare.png"), return_img=True)
+    half = img.shape[1] // 2
+    left, right = img[:, :half, :3].astype(int), img[:, half:2 * half, :3].astype(int)
+    assert np.mean(np.abs(left - right).sum(-1) > 30) > 0.002      # the two sides show different poses
+    cam = dialog.plotter.renderers[0].camera                        # the views are linked: one camera
+    assert cam is dialog.plotter.renderers[1].camera or \
+        np.allclose(cam.position, dialog.plotter.renderers[1].camera.position)
+    dialog.pick[1].setCurrentText(first)                            # A against itself: nothing differs
+    assert dialog.differ == []
+    dialog.reject()

@@ -84,6 +84,10 @@ class MainWindow(QMainWindow):
         act.setShortcut(QKeySequence(Qt.Key.Key_Comma))
         act.triggered.connect(lambda: self.playhead.step(-1))
         self.view_menu = mb.addMenu("&View")
+        self.compare_action = self.view_menu.addAction("Compare two key states…")
+        self.compare_action.setEnabled(False)
+        self.compare_action.triggered.connect(lambda: self.compare_states())
+        self.view_menu.addSeparator()
 
     def _on_stack(self, _event, _cmd) -> None:
         self.undo_action.setText(self.stack.undo_label or "Undo")
@@ -174,6 +178,7 @@ class MainWindow(QMainWindow):
 
     def _on_changed(self) -> None:
         s = self.session
+        self.compare_action.setEnabled(len(s.states) >= 2)
         self.playhead.set_range(*s.frame_range())
         self.progress.setText(progress_text(s))
         self.progress.setToolTip(coverage_tip(s))
@@ -183,6 +188,23 @@ class MainWindow(QMainWindow):
         jobs = getattr(self, "panels", {}).get("Jobs")
         if jobs is not None:
             jobs.exporter.choose()
+
+    def compare_states(self, a: str | None = None, b: str | None = None, modal: bool = True):
+        """State A and state B side by side in two synced views (A: the key at the playhead)."""
+        if self.session is None or len(self.session.states) < 2:
+            self.statusBar().showMessage("Compare needs two key states.", 6000)
+            return None
+        from .qt_compare import QtCompare
+        held = self.session.state_at(self.playhead.frame)
+        dialog = QtCompare(self.session, a or (held.id if held else None), b, self)
+        if not modal:
+            return dialog
+        try:
+            dialog.exec()
+        finally:
+            dialog.setParent(None)
+            dialog.deleteLater()
+        return None
 
     def show_settings(self) -> None:
         from .qt_settings import QtSettings
