@@ -1,0 +1,441 @@
+"""The `walk` tool: footsteps and a balanced walk along waypoints, for any legged body.
+
+Legs are declared in the tool's parameters, not in the scene: a root body and,
+per leg, its joint chain (hip to ankle), its sole frame and its gait phase.
+Legs with the same phase swing together and the phases swing in turn, so a
+biped is two legs at phases 0 and 0.5, and a quadruple walking in diagonal
+pairs is front-left with hind-right at 0 and the other pair at 0.5. The group
+that leads in the direction of travel steps first.
+
+The root goes from the first state's place along the waypoints to the second
+state's place (its yaw from one state's to the other's, or turning along the
+path with facing "path"); each sole keeps its place relative to the root,
+changing from the first state's to the second's along the way, so the walk
+ends in the second state's stance. A step moves a foot no farther than
+`step_length`. Every step is one quasi-static cycle: with all feet down the
+root shifts so the centre of mass is over the feet that will stay planted
+(forwards fully, sideways by `sway`, since a character without ankle roll
+cannot lean over one foot and keep it flat), then the group swings along an
+arc of `step_height` and lands flat. Feet are kept flat by a second IK goal a
+toe length ahead of the sole at the sole's height.
+
+What the tool checks and refuses (never clamps): a path that passes through a
+static body (any body of the scene that is not ground and rises above the
+step height, hit by the path at the feet, the knees or the root) names the
+body and the waypoint; a planted sole that slides more than `max_slide`
+(default 5 mm) in the solved motion names the leg and frame; a centre of mass
+farther than `com_tolerance` (default 5 cm, COM_TOLERANCE) outside the support
+polygon (the convex hull of the planted feet's lowest surface) names the frame.
+The worst slide and balance figures are reported in the notes. Only the root
+and the leg joints are tracked; the bake in-betweens the rest of the body.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from studio.scene.ir import Scene
+from studio.scene.kinematics import pose_world
+from studio.scene.meshes import body_mesh
+from studio.scene.pose import Pose, Tracks
+from studio.scene.transforms import quat_mul, slerp
+
+from ..footsteps import support_polygon
+from ..walk import place_feet
+from . import Authored, MotionError, MotionTool, Segment, register
+from .common import frame_local, need_joints, need_root, smooth, tilt_of, wrap, world_of, yaw_of, yaw_quat
+
+COM_TOLERANCE = 0.05     # metres the centre of mass may be outside the support polygon
+MAX_SLIDE = 0.005        # metres a planted sole may move
+SHIFT, SWING = 0.5, 1.0  # relative durations of the weight shift and the swing of one step
+MIN_SWING = 3            # frames a swing needs at least
+
+LEG_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["joints", "sole"],
+    "properties": {
+        "joints": {"type": "array", "minItems": 1, "items": {"type": "string"},
+                   "description": "the leg's joints from the hip down"},
+        "sole": {"type": "string", "description": "named frame on the sole, on the floor when planted"},
+        "phase": {"type": "number", "minimum": 0, "maximum": 1,
+                  "description": "legs with the same phase swing together"},
+    }}
+
+WALK_PROPERTIES = {
+    "root": {"type": "string", "description": "the character's root body"},
+    "legs": {"type": "array", "minItems": 2, "items": LEG_SCHEMA},
+    "waypoints": {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2,
+                                             "items": {"type": "number"}},
+                  "description": "root positions (x, y) to pass between the two states"},
+    "step_length": {"type": "number", "exclusiveMinimum": 0, "maximum": 3},
+    "step_height": {"type": "number", "minimum": 0, "maximum": 1},
+    "facing": {"type": "string", "enum": ["states", "path"],
+               "description": "yaw eased from state to state, or turning along the path"},
+    "sway": {"type": "number", "minimum": 0, "maximum": 1},
+    "max_slide": {"type": "number", "exclusiveMinimum": 0},
+    "com_tolerance": {"type": "number", "minimum": 0},
+}
+
+SCHEMA = {"type": "object", "additionalProperties": False, "required": ["root", "legs"],
+          "properties": WALK_PROPERTIES}
+
+
+@dataclass
+class Leg:
+    name: str
+    joints: list[str]
+    sole: str
+    phase: float
+
+
+@dataclass
+class Walked:
+    """A walk's result: per-frame poses, and what it measured."""
+    poses: list[Pose]
+    roots: list[str]
+    joints: list[str]
+    planted: dict[str, np.ndarray]           # leg -> (F,) planted
+    slide: float
+    com_outside: float
+    steps: int
+    notes: list[str] = field(default_factory=list)
+
+
+def legs_of(scene: Scene, params: dict, tool: str = "walk") -> list[Leg]:
+    need_root(scene, params["root"], tool, "root")
+    legs = []
+    for i, d in enumerate(params["legs"]):
+        need_joints(scene, d["joints"], tool, f"legs[{i}]")
+        frame_local(scene, d["sole"], tool)
+        legs.append(Leg(d["sole"], list(d["joints"]), d["sole"], float(d.get("phase", 0.5 * (i % 2)))))
+    return legs
+
+
+def sole_placements(scene: Scene, pose: Pose, legs: list[Leg]) -> dict[str, np.ndarray]:
+    """Per leg, (x, y, z, yaw) of its sole frame in the world."""
+    world = pose_world(scene, pose)
+    out = {}
+    for leg in legs:
+        body, local = frame_local(scene, leg.sole, "walk")
+        m = world[body] @ local
+        out[leg.name] = np.array([m[0, 3], m[1, 3], m[2, 3], math.atan2(m[1, 0], m[0, 0])])
+    return out
+
+
+class _Path:
+    """The root's way in the plane: a polyline, arc-length parametrised, with a yaw along it."""
+
+    def __init__(self, points: np.ndarray, yaw_a: float, yaw_b: float, facing: str):
+        self.points = np.asarray(points, float)
+        seg = np.linalg.norm(np.diff(self.points, axis=0), axis=1)
+        self.cum = np.concatenate([[0.0], np.cumsum(seg)])
+        self.length = float(self.cum[-1])
+        self.yaw_a, self.yaw_b, self.facing = yaw_a, yaw_a + wrap(yaw_b - yaw_a), facing
+
+    def xy(self, p: float) -> np.ndarray:
+        if self.length < 1e-9:
+            return self.points[0].copy()
+        s = np.clip(p, 0, 1) * self.length
+        i = min(int(np.searchsorted(self.cum, s, side="right")) - 1, len(self.points) - 2)
+        t = (s - self.cum[i]) / max(self.cum[i + 1] - self.cum[i], 1e-12)
+        return self.points[i] + t * (self.points[i + 1] - self.points[i])
+
+    def yaw(self, p: float) -> float:
+        p = float(np.clip(p, 0, 1))
+        plain = self.yaw_a + p * (self.yaw_b - self.yaw_a)
+        if self.facing != "path" or self.length < 1e-9:
+            return plain
+        s = p * self.length
+        i = min(int(np.searchsorted(self.cum, s, side="right")) - 1, len(self.points) - 2)
+        d = self.points[i + 1] - self.points[i]
+        heading = self.yaw_a + wrap(math.atan2(d[1], d[0]) - self.yaw_a)
+        turn_in, turn_out = float(smooth(p / 0.2)), float(smooth((1 - p) / 0.2))
+        along = self.yaw_a + turn_in * (heading - self.yaw_a)
+        return self.yaw_b + turn_out * (along - self.yaw_b)
+
+
+def _rot(yaw: float) -> np.ndarray:
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array([[c, -s], [s, c]])
+
+
+def blocking(scene: Scene, pose: Pose, path: _Path, lateral: list[float], heights: list[float],
+             project_dir: Path | None, waypoint_names: list[str]) -> None:
+    """Refuse a path that runs through a static body (above the step height), naming both."""
+    world = pose_world(scene, pose)
+    static = [b for b in scene.bodies if b.is_static and b.kind != "ground"]
+    if not static or len(path.points) < 2:
+        return
+    for b in static:
+        mesh = body_mesh(b, project_dir).copy()
+        mesh.apply_transform(world[b.name])
+        for i in range(len(path.points) - 1):
+            p0, p1 = path.points[i], path.points[i + 1]
+            d = p1 - p0
+            length = float(np.linalg.norm(d))
+            u = d / length
+            n = np.array([-u[1], u[0]])
+            origins, dirs = [], []
+            for off in lateral:
+                for h in heights:
+                    origins.append([*(p0 + off * n), h])
+                    dirs.append([*u, 0.0])
+            hits, rays, _ = mesh.ray.intersects_location(np.array(origins), np.array(dirs), multiple_hits=False)
+            for loc, r in zip(hits, rays):
+                if np.linalg.norm(loc[:2] - np.array(origins[r])[:2]) <= length + 1e-9:
+                    raise MotionError(f"walk: the path from {waypoint_names[i]} to {waypoint_names[i + 1]} "
+                                      f"runs through {b.name!r} (at x {loc[0]:.2f}, y {loc[1]:.2f}, "
+                                      f"z {loc[2]:.2f}); go around it with waypoints")
+
+
+def _outside(points: np.ndarray, p: np.ndarray) -> float:
+    """How far p lies outside the convex hull of 2D points (0 inside)."""
+    pts = np.unique(np.round(points, 9), axis=0)
+    if len(pts) == 1:
+        return float(np.linalg.norm(p - pts[0]))
+    hull = support_polygon(pts) if len(pts) >= 3 else pts
+    if len(hull) < 3:
+        a, b = hull[0], hull[-1]
+        t = np.clip(np.dot(p - a, b - a) / max(np.dot(b - a, b - a), 1e-12), 0, 1)
+        return float(np.linalg.norm(p - (a + t * (b - a))))
+    e = np.roll(hull, -1, axis=0) - hull
+    nrm = np.stack([e[:, 1], -e[:, 0]], 1) / np.linalg.norm(e, axis=1, keepdims=True)
+    if np.all(np.einsum("ij,ij->i", p - hull, nrm) <= 1e-12):
+        return 0.0
+    t = np.clip(np.einsum("ij,ij->i", p - hull, e) / np.einsum("ij,ij->i", e, e), 0, 1)
+    return float(np.min(np.linalg.norm(p - (hull + t[:, None] * e), axis=1)))
+
+
+def _mass_points(scene: Scene, root: str, project_dir: Path | None) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The character's bodies, masses and centroids in their own frames."""
+    names = [b.name for b in scene.bodies if scene.group_root(b.name) == root]
+    masses, cents = [], []
+    for n in names:
+        b = scene.body(n)
+        masses.append(b.mass)
+        try:
+            cents.append(np.asarray(body_mesh(b, project_dir).centroid, float))
+        except Exception:                 # a body without geometry weighs at its origin
+            cents.append(np.zeros(3))
+    return names, np.array(masses), np.array(cents)
+
+
+def _sole_points(scene: Scene, leg: Leg, project_dir: Path | None) -> tuple[str, np.ndarray]:
+    """The foot body and the points of its mesh's underside (within 1 cm of the sole frame's level)."""
+    body, local = frame_local(scene, leg.sole, "walk")
+    v = np.asarray(body_mesh(scene.body(body), project_dir).convex_hull.vertices, float)
+    z_sole = local[2, 3]
+    low = v[v[:, 2] <= z_sole + 0.01] if (v[:, 2] <= z_sole + 0.01).any() else v[v[:, 2] <= v[:, 2].min() + 0.01]
+    return body, low
+
+
+def landings(groups: int, cycles: int) -> list[tuple[int, float]]:
+    """(group, progress it lands at) for every swing: the groups stagger by 1/groups of a cycle,
+    and all but the last square up at the end."""
+    out = [(g, (c + (g + 1) / groups) / cycles) for c in range(cycles) for g in range(groups)]
+    return out + [(g, 1.0) for g in range(groups - 1)]
+
+
+def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
+    """The walk over the segment's frames; `upper(i, pose) -> pose` may pose the rest first."""
+    scene = seg.scene
+    legs = legs_of(scene, params)
+    root = params["root"]
+    step_length = float(params.get("step_length", 0.35))
+    step_height = float(params.get("step_height", 0.05))
+    sway = float(params.get("sway", 0.0))
+    max_slide = float(params.get("max_slide", MAX_SLIDE))
+    com_tol = float(params.get("com_tolerance", COM_TOLERANCE))
+    pa, pb = seg.a.pose.completed(scene), seg.b.pose.completed(scene)
+    ra, rb = np.asarray(pa.roots[root], float), np.asarray(pb.roots[root], float)
+    yaw_a, yaw_b = yaw_of(ra[3:]), yaw_of(rb[3:])
+    tilt_a, tilt_b = tilt_of(ra[3:]), tilt_of(rb[3:])
+    if np.dot(tilt_a, tilt_b) < 0:
+        tilt_b = -tilt_b
+    feet_a, feet_b = sole_placements(scene, pa, legs), sole_placements(scene, pb, legs)
+    waypoints = [np.asarray(w, float) for w in params.get("waypoints", [])]
+    raw = [(ra[:2], "the first state"), *[(w, f"waypoint {i}") for i, w in enumerate(waypoints)],
+           (rb[:2], "the second state")]
+    kept = [raw[0]]
+    for p, name in raw[1:]:
+        if np.linalg.norm(p - kept[-1][0]) > 1e-6:
+            kept.append((p, name))
+    path = _Path(np.array([p for p, _ in kept]), yaw_a, yaw_b, params.get("facing", "states"))
+
+    def offsets(feet, xy, yaw):
+        return {k: np.array([*(_rot(-yaw) @ (v[:2] - xy)), v[2], wrap(v[3] - yaw)]) for k, v in feet.items()}
+    off_a, off_b = offsets(feet_a, ra[:2], yaw_a), offsets(feet_b, rb[:2], yaw_b)
+
+    if len(path.points) > 1:
+        lateral = sorted({0.0, *[float(v[1]) for v in off_a.values()]})
+        lowest = min(ra[2], rb[2])
+        blocking(scene, pa, path, lateral, [step_height + 0.01, 0.5 * lowest, lowest], seg.project_dir,
+                 [name for _, name in kept])
+
+    def target(leg: Leg, p: float) -> np.ndarray:
+        a, b = off_a[leg.name], off_b[leg.name]
+        o = a + p * np.array([*(b[:3] - a[:3]), wrap(b[3] - a[3])])
+        yaw = path.yaw(p)
+        return np.array([*(path.xy(p) + _rot(yaw) @ o[:2]), o[2], yaw + o[3]])
+
+    moves = any(np.linalg.norm(target(leg, 1.0)[:3] - feet_a[leg.name][:3]) > 1e-3 or
+                abs(wrap(target(leg, 1.0)[3] - feet_a[leg.name][3])) > 0.01 for leg in legs)
+    phases = sorted({round(leg.phase, 6) for leg in legs})
+    travel = _rot(-yaw_a) @ (path.xy(1.0) - path.xy(0.0))
+    travel = travel / max(np.linalg.norm(travel), 1e-9)
+    groups = [[leg for leg in legs if round(leg.phase, 6) == ph] for ph in phases]
+    lead = [round(float(np.mean([off_a[leg.name][:2] @ travel for leg in g])), 3) for g in groups]
+    groups = [g for _, _, g in sorted(zip([-x for x in lead], range(len(groups)), groups), key=lambda t: t[:2])]
+    if len(groups) < 2:
+        raise MotionError("walk: every leg has the same phase; give the legs that swing together one phase "
+                          "and the others another, so some feet always stand")
+    order = []
+    if moves:
+        for cycles in range(1, 501):
+            order = landings(len(groups), cycles)
+            at = {leg.name: 0.0 for leg in legs}
+            longest = 0.0
+            for g, p in order:
+                for leg in groups[g]:
+                    longest = max(longest, float(np.linalg.norm(target(leg, p)[:2] - target(leg, at[leg.name])[:2])))
+                    at[leg.name] = p
+            if longest <= step_length + 1e-9:
+                break
+        else:
+            raise MotionError(f"walk {seg.id}: no footsteps of at most {step_length} m reach the second state")
+
+    com_names, com_m, com_c = _mass_points(scene, root, seg.project_dir)
+
+    def com_offset(pose: Pose) -> np.ndarray:
+        w = pose_world(scene, pose)
+        c = sum(m * (w[n][:3, :3] @ c_ + w[n][:3, 3]) for n, m, c_ in zip(com_names, com_m, com_c)) / com_m.sum()
+        r = np.asarray(pose.roots[root][:2], float)
+        return _rot(-yaw_of(pose.roots[root][3:])) @ (c[:2] - r)
+    com_a = com_offset(pa)
+
+    # the schedule: body keys (p, lateral shift) and swings (group, lands at p)
+    swings, keys = [], [(0.0, np.zeros(2))]
+    place = {leg.name: feet_a[leg.name].copy() for leg in legs}
+    grid = np.linspace(0, 1, 401)
+    for gi, land in order:
+        g = groups[gi]
+        stance = [place[leg.name] for leg in legs if leg not in g]
+        centre = np.mean([s[:2] for s in stance], axis=0)
+        cand = grid[grid >= keys[-1][0]]
+        com_at = np.array([path.xy(p) + _rot(path.yaw(p)) @ com_a for p in cand])
+        k = int(np.argmin(np.linalg.norm(com_at - centre, axis=1)))
+        keys.append((float(cand[k]), sway * (centre - com_at[k])))
+        swings.append((g, {leg.name: (place[leg.name].copy(), target(leg, land)) for leg in g}))
+        for leg in g:
+            place[leg.name] = target(leg, land)
+    keys.append((1.0, np.zeros(2)))
+
+    n_frames = seg.frames
+    span = n_frames - 1
+    unit = span / (len(swings) * (SHIFT + SWING) + SHIFT)
+    if swings and SWING * unit < MIN_SWING:
+        raise MotionError(f"walk {seg.id}: {len(swings)} steps do not fit in {n_frames} frames; "
+                          f"allow more frames or a longer step_length (now {step_length} m)")
+    t = np.arange(n_frames, dtype=float)
+    # body: shift k runs over [k(S+W)u, (k(S+W)+S)u], moving from key k to key k+1
+    body_p = np.zeros(n_frames)
+    body_side = np.zeros((n_frames, 2))
+    for k in range(len(keys) - 1):
+        t0 = k * (SHIFT + SWING) * unit
+        s = smooth((t - t0) / (SHIFT * unit))
+        sel = t >= t0
+        body_p[sel] = (keys[k][0] + s * (keys[k + 1][0] - keys[k][0]))[sel]
+        body_side[sel] = (keys[k][1] + s[:, None] * (keys[k + 1][1] - keys[k][1]))[sel]
+    feet = {leg.name: np.tile(feet_a[leg.name], (n_frames, 1)) for leg in legs}
+    planted = {leg.name: np.ones(n_frames, bool) for leg in legs}
+    for k, (g, moves_) in enumerate(swings):
+        t0 = (k * (SHIFT + SWING) + SHIFT) * unit
+        t1 = t0 + SWING * unit
+        s = np.clip((t - t0) / (t1 - t0), 0, 1)
+        e = smooth(s)
+        for leg in g:
+            f0, f1 = moves_[leg.name]
+            dyaw = wrap(f1[3] - f0[3])
+            arc = np.column_stack([f0[:2] + e[:, None] * (f1[:2] - f0[:2]),
+                                   f0[2] + e * (f1[2] - f0[2]) + step_height * np.sin(math.pi * s),
+                                   f0[3] + e * dyaw])
+            sel = t > t0
+            feet[leg.name][sel] = arc[sel]
+            planted[leg.name] &= ~((t > t0) & (t < t1))
+    # root: along the path, height and tilt eased over the segment
+    ease_all = smooth(t / max(span, 1))
+    tilts = slerp(np.tile(tilt_a, (n_frames, 1)), np.tile(tilt_b, (n_frames, 1)), ease_all)
+    root_track = np.zeros((n_frames, 7))
+    for i in range(n_frames):
+        yaw = path.yaw(body_p[i])
+        q = quat_mul(yaw_quat(yaw), tilts[i])
+        root_track[i] = [*(path.xy(body_p[i]) + body_side[i]), ra[2] + ease_all[i] * (rb[2] - ra[2]), *q]
+    root_track[0], root_track[-1] = ra, rb
+
+    leg_map = {leg.name: (leg.joints, leg.sole) for leg in legs}
+    poses, pose, worst_ik = [], pa, 0.0
+    for i in range(n_frames):
+        pose = pose.copy()
+        pose.roots[root] = root_track[i].tolist()
+        if upper is not None:
+            pose = upper(i, pose)
+        pose, err = place_feet(scene, pose, leg_map, {k: v[i] for k, v in feet.items()}, iterations=25)
+        worst_ik = max(worst_ik, err)
+        poses.append(pose)
+
+    leg_joints = [j for leg in legs for j in leg.joints]
+    tracks = Tracks(seg.a.frame, {root: root_track}, {j: np.array([p.joints[j] for p in poses], float)
+                                                     for j in leg_joints})
+    world = world_of(scene, tracks)
+    slide, where = 0.0, ""
+    soles = {}
+    for leg in legs:
+        body, local = frame_local(scene, leg.sole, "walk")
+        soles[leg.name] = (world[body] @ local)[:, :3, 3]
+        pl = planted[leg.name]
+        start = 0
+        for i in range(1, n_frames + 1):
+            if i == n_frames or pl[i] != pl[start]:
+                if pl[start]:
+                    d = float(np.max(np.linalg.norm(soles[leg.name][start:i] - soles[leg.name][start], axis=1)))
+                    if d > slide:
+                        slide, where = d, f"{leg.name} at frame {seg.a.frame + start + int(np.argmax(np.linalg.norm(soles[leg.name][start:i] - soles[leg.name][start], axis=1)))}"
+                start = i
+    if slide > max_slide:
+        raise MotionError(f"walk {seg.id}: the planted foot {where} slides {slide * 1000:.1f} mm "
+                          f"(more than {max_slide * 1000:.1f} mm): the leg cannot reach; shorten the steps "
+                          f"or change the root height")
+    under = {leg.name: _sole_points(scene, leg, seg.project_dir) for leg in legs}
+    cm = sum(m * (np.einsum("fij,j->fi", world[n][:, :3, :3], c_) + world[n][:, :3, 3])
+             for n, m, c_ in zip(com_names, com_m, com_c)) / com_m.sum()
+    outside, out_at = 0.0, seg.a.frame
+    for i in range(n_frames):
+        pts = [np.einsum("ij,cj->ci", world[b][i, :3, :3], v)[:, :2] + world[b][i, :2, 3]
+               for leg in legs if planted[leg.name][i] for b, v in [under[leg.name]]]
+        if not pts:
+            continue
+        d = _outside(np.concatenate(pts), cm[i, :2])
+        if d > outside:
+            outside, out_at = d, seg.a.frame + i
+    if outside > com_tol:
+        raise MotionError(f"walk {seg.id}: at frame {out_at} the centre of mass is {outside * 100:.1f} cm outside "
+                          f"the feet (more than {com_tol * 100:.1f} cm); use more sway or shorter steps")
+    notes = [f"walk {seg.id}: {len(swings)} steps; planted feet slide at most "
+             f"{slide * 1000:.2f} mm; centre of mass at most {outside * 100:.1f} cm outside the feet "
+             f"(tolerance {com_tol * 100:.1f} cm); worst foot IK error {worst_ik * 1000:.2f} mm"]
+    return Walked(poses, [root], leg_joints, planted, slide, outside, len(swings), notes)
+
+
+def walk(seg: Segment, params: dict) -> Authored:
+    w = walk_poses(seg, params)
+    tracks = Tracks(seg.a.frame, {r: np.array([p.roots[r] for p in w.poses], float) for r in w.roots},
+                    {j: np.array([p.joints[j] for p in w.poses], float) for j in w.joints})
+    return Authored(tracks, notes=w.notes)
+
+
+register(MotionTool(
+    "walk", "Footsteps and a balanced walk of a legged body (legs, sole frames and gait phases given) "
+    "from the first state along waypoints to the second, feet flat and planted feet still.",
+    SCHEMA, walk))

@@ -1,0 +1,66 @@
+"""Scenes and segments for the motion tool tests: the robot and the dog on a floor, posed standing."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from studio.examples import dog_paper
+from studio.scene.ir import Scene
+from studio.scene.pose import Pose
+from studio.scene.robot import add_robot
+from studio.timeline.motion import Segment
+from studio.timeline.storyboard import State
+from studio.timeline.walk import place_feet
+
+ROBOT_LEGS = [{"joints": [f"hip_pitch_{s}", f"hip_roll_{s}", f"knee_{s}", f"ankle_{s}"], "sole": f"sole_{s}",
+               "phase": 0.5 * i} for i, s in enumerate("lr")]
+DOG_LEGS = [{"joints": [f"hip_{leg}", f"knee_{leg}", f"ankle_{leg}"], "sole": f"paw_{leg}",
+             "phase": 0.0 if leg in ("fl", "hr") else 0.5} for leg in ("fl", "fr", "hl", "hr")]
+
+
+def robot_scene(wall: bool = False) -> Scene:
+    """A floor and the robot at the origin facing +X; with `wall`, a wall across x = 1.5."""
+    s = Scene.from_dict({"name": "walkers", "bodies": [
+        {"name": "floor", "kind": "ground", "flags": ["static"], "mass": 0,
+         "geometry": {"size": [8, 8, 0.1], "offset": {"position": [0, 0, -0.05]}}}],
+        "rest": {"floor": [0, 0, 0, 1, 0, 0, 0]}})
+    add_robot(s)
+    if wall:
+        d = s.to_dict()
+        d["bodies"].append({"name": "wall", "kind": "static", "flags": ["static"], "mass": 0,
+                            "geometry": {"size": [0.1, 3.0, 2.0], "offset": {"position": [0, 0, 1.0]}}})
+        d["rest"]["wall"] = [1.5, 0, 0, 1, 0, 0, 0]
+        s = Scene.from_dict(d)
+    return Scene.from_dict(s.to_dict())
+
+
+def robot_standing(scene: Scene, x: float, y: float = 0.0, yaw: float = 0.0, height: float = 0.67) -> Pose:
+    """Knees soft, feet flat side by side under the pelvis."""
+    pose = Pose.rest(scene)
+    q = [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+    pose.roots["pelvis"] = [x, y, height, *q]
+    c, s = math.cos(yaw), math.sin(yaw)
+    feet = {f"sole_{k}": np.array([x - s * side * 0.09 + c * 0.05, y + c * side * 0.09 + s * 0.05, 0.0, yaw])
+            for k, side in (("l", 1), ("r", -1))}
+    legs = {f"sole_{k}": (ROBOT_LEGS[i]["joints"], f"sole_{k}") for i, k in enumerate("lr")}
+    pose, err = place_feet(scene, pose, legs, feet, 80)
+    assert err < 1e-4
+    return pose
+
+
+def dog_scene() -> Scene:
+    return dog_paper.build_scene()
+
+
+def dog_standing(scene: Scene, x: float) -> Pose:
+    """The dog level at its standing height with its paws under its hips."""
+    from studio.examples import dog_gait
+    body = dog_gait.Body(x, paws=dog_gait.stance(x))
+    pose = dog_gait.pose_of(body, {"newspaper": list(scene.rest["newspaper"])})
+    return pose.completed(scene)
+
+
+def segment(scene: Scene, pa: Pose, pb: Pose, frames: int, project_dir: Path, fa: int = 1001) -> Segment:
+    return Segment("a..b", scene, State("a", fa, pa), State("b", fa + frames - 1, pb), {}, 24, project_dir)
