@@ -137,8 +137,8 @@ class _Path:
     def xy(self, p: float) -> np.ndarray:
         if self.length < 1e-9:
             return self.points[0].copy()
-        s = np.clip(p, 0, 1) * self.length
-        i = min(int(np.searchsorted(self.cum, s, side="right")) - 1, len(self.points) - 2)
+        s = p * self.length            # beyond either end: along the first or last leg, extended
+        i = min(max(int(np.searchsorted(self.cum, s, side="right")) - 1, 0), len(self.points) - 2)
         t = (s - self.cum[i]) / max(self.cum[i + 1] - self.cum[i], 1e-12)
         return self.points[i] + t * (self.points[i + 1] - self.points[i])
 
@@ -318,12 +318,12 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
     # the schedule: body keys (p, lateral shift) and swings (group, lands at p)
     swings, keys = [], [(0.0, np.zeros(2))]
     place = {leg.name: feet_a[leg.name].copy() for leg in legs}
-    grid = np.linspace(0, 1, 401)
+    grid = np.linspace(-0.5, 1.5, 801)          # the body may shift back or past the ends to balance
     for gi, land in order:
         g = groups[gi]
         stance = [place[leg.name] for leg in legs if leg not in g]
         centre = np.mean([s[:2] for s in stance], axis=0)
-        cand = grid[grid >= keys[-1][0]]
+        cand = grid
         com_at = np.array([path.xy(p) + _rot(path.yaw(p)) @ com_a for p in cand])
         k = int(np.argmin(np.linalg.norm(com_at - centre, axis=1)))
         keys.append((float(cand[k]), sway * (centre - com_at[k])))
