@@ -64,3 +64,32 @@ def dog_standing(scene: Scene, x: float) -> Pose:
 
 def segment(scene: Scene, pa: Pose, pb: Pose, frames: int, project_dir: Path, fa: int = 1001) -> Segment:
     return Segment("a..b", scene, State("a", fa, pa), State("b", fa + frames - 1, pb), {}, 24, project_dir)
+
+
+def shelf_arm_scene() -> Scene:
+    """A yaw+elbow arm on a post (its tip at z 0.3), a 0.1 m box on one shelf at the tip's height
+    and a second shelf to put it on, each shelf's top at z 0.25."""
+    box = {"size": [0.1, 0.1, 0.1]}
+    return Scene.from_dict({
+        "name": "shelves", "bodies": [
+            {"name": "floor", "kind": "ground", "flags": ["static"], "mass": 0,
+             "geometry": {"size": [4, 4, 0.1], "offset": {"position": [0, 0, -0.05]}}},
+            {"name": "post", "kind": "static", "mass": 0,
+             "geometry": {"size": [0.1, 0.1, 0.3], "offset": {"position": [0, 0, 0.15]}}},
+            {"name": "shelf_a", "kind": "static", "mass": 0,
+             "geometry": {"size": [0.2, 0.2, 0.25], "offset": {"position": [0, 0, 0.125]}}},
+            {"name": "shelf_b", "kind": "static", "mass": 0,
+             "geometry": {"size": [0.2, 0.2, 0.25], "offset": {"position": [0, 0, 0.125]}}},
+            {"name": "upper", "kind": "link", "geometry": {"size": [0.4, 0.04, 0.04], "offset": {"position": [0.2, 0, 0]}}},
+            {"name": "fore", "kind": "link", "geometry": {"size": [0.3, 0.03, 0.03], "offset": {"position": [0.15, 0, 0]}}},
+            {"name": "box", "geometry": box, "mass": 1.0}],
+        "joints": [
+            {"name": "yaw", "type": "revolute", "parent": "post", "child": "upper",
+             "origin": {"position": [0, 0, 0.3]}, "axis": [0, 0, 1], "lower": -2.5, "upper": 2.5},
+            {"name": "elbow", "type": "revolute", "parent": "upper", "child": "fore",
+             "origin": {"position": [0.4, 0, 0]}, "axis": [0, 0, 1], "lower": -2.5, "upper": 2.5}],
+        "frames": [{"name": "tip", "body": "fore", "local": {"position": [0.3, 0, 0]}},
+                   {"name": "box_near", "body": "box", "local": {"position": [-0.05, 0, 0]}}],
+        "rest": {"floor": [0, 0, 0, 1, 0, 0, 0], "post": [0, 0, 0, 1, 0, 0, 0],
+                 "shelf_a": [0.6, 0, 0, 1, 0, 0, 0], "shelf_b": [0, 0.6, 0, 1, 0, 0, 0],
+                 "box": [0.6, 0, 0.3, 1, 0, 0, 0]}})

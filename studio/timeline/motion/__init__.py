@@ -65,7 +65,7 @@ class MotionTool:
 
 
 MOTION_TOOLS: dict[str, MotionTool] = {}
-TOOL_MODULES = ("basic", "walk", "simulate")         # modules under studio.timeline.motion that register tools
+TOOL_MODULES = ("basic", "walk", "simulate", "reach")         # modules under studio.timeline.motion that register tools
 
 
 def register(tool: MotionTool) -> MotionTool:
