@@ -29,7 +29,7 @@ import trimesh
 
 from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world
-from studio.scene.meshes import body_mesh
+from studio.scene.meshes import body_mesh, geometry_hash
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import matrix_to_quat, quat_to_matrix
 
@@ -112,6 +112,20 @@ def obstacle_parts(mesh: trimesh.Trimesh, name: str) -> list[np.ndarray]:
     return list(_parts_cached(name, v.tobytes(), f.tobytes(), v.shape, f.shape))
 
 
+_HULLS: dict[str, list[str]] = {}
+
+
+def _collision_text(scene: Scene, name: str, obstacle: bool, project_dir: Path | None) -> list[str]:
+    """The MJCF vertex lists of a body's collision parts (one hull, or an obstacle's convex parts),
+    kept per geometry: building them is most of the cost of setting up a run."""
+    key = f"{geometry_hash(scene.body(name).geometry)}:{obstacle}"
+    if key not in _HULLS:
+        mesh = body_mesh(scene.body(name), project_dir)
+        parts = obstacle_parts(mesh, name) if obstacle else [_hull_points(mesh.vertices)]
+        _HULLS[key] = [_fmt(p) for p in parts]
+    return _HULLS[key]
+
+
 def damping_ratio(restitution: float) -> float:
     """The contact damping ratio whose bounce keeps `restitution` of the approach speed."""
     e = min(max(restitution, 1e-4), 0.99)
@@ -134,8 +148,8 @@ def mjcf(scene: Scene, pose: Pose, setup: Setup, timestep: float, project_dir: P
         m = world[name]
         mat = setup.materials.get(name, Material())
         geoms = []
-        for k, part in enumerate(obstacle_parts(body_mesh(scene.body(name), project_dir), name)):
-            assets.append(f'<mesh name="{name}__{k}" vertex="{_fmt(part)}"/>')
+        for k, part in enumerate(_collision_text(scene, name, True, project_dir)):
+            assets.append(f'<mesh name="{name}__{k}" vertex="{part}"/>')
             geoms.append(f'<geom type="mesh" mesh="{name}__{k}" friction="{mat.friction:.6g} 0.005 0.0001" '
                          f'solref="0.01 {damping_ratio(mat.restitution):.6g}"/>')
         bodies.append(f'<body name="{name}" pos="{_fmt(m[:3, 3])}" quat="{_fmt(matrix_to_quat(m))}">'
@@ -144,8 +158,7 @@ def mjcf(scene: Scene, pose: Pose, setup: Setup, timestep: float, project_dir: P
         t = pose.roots[name]
         mat = setup.materials.get(name, Material())
         mass = max(scene.body(name).mass, 1e-3)
-        pts = _hull_points(body_mesh(scene.body(name), project_dir).vertices)
-        assets.append(f'<mesh name="{name}" vertex="{_fmt(pts)}"/>')
+        assets.append(f'<mesh name="{name}" vertex="{_collision_text(scene, name, False, project_dir)[0]}"/>')
         bodies.append(f'<body name="{name}" pos="{_fmt(t[:3])}" quat="{_fmt(t[3:])}"><freejoint/>'
                       f'<geom type="mesh" mesh="{name}" mass="{mass:.9g}" '
                       f'friction="{mat.friction:.6g} 0.005 0.0001" '

@@ -228,6 +228,10 @@ def _sole_points(scene: Scene, leg: Leg, project_dir: Path | None) -> tuple[str,
     v = np.asarray(body_mesh(scene.body(body), project_dir).convex_hull.vertices, float)
     z_sole = local[2, 3]
     low = v[v[:, 2] <= z_sole + 0.01] if (v[:, 2] <= z_sole + 0.01).any() else v[v[:, 2] <= v[:, 2].min() + 0.01]
+    if len(low) >= 3:                 # only the outline matters (a flat foot's underside, seen from below)
+        ring = support_polygon(low[:, :2])
+        keep = [int(np.argmin(np.linalg.norm(low[:, :2] - q, axis=1))) for q in ring]
+        low = low[sorted(set(keep))]
     return body, low
 
 
@@ -319,14 +323,13 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
     swings, keys = [], [(0.0, np.zeros(2))]
     place = {leg.name: feet_a[leg.name].copy() for leg in legs}
     grid = np.linspace(-0.5, 1.5, 801)          # the body may shift back or past the ends to balance
+    com_grid = np.array([path.xy(p) + _rot(path.yaw(p)) @ com_a for p in grid])
     for gi, land in order:
         g = groups[gi]
         stance = [place[leg.name] for leg in legs if leg not in g]
         centre = np.mean([s[:2] for s in stance], axis=0)
-        cand = grid
-        com_at = np.array([path.xy(p) + _rot(path.yaw(p)) @ com_a for p in cand])
-        k = int(np.argmin(np.linalg.norm(com_at - centre, axis=1)))
-        keys.append((float(cand[k]), sway * (centre - com_at[k])))
+        k = int(np.argmin(np.linalg.norm(com_grid - centre, axis=1)))
+        keys.append((float(grid[k]), sway * (centre - com_grid[k])))
         swings.append((g, {leg.name: (place[leg.name].copy(), target(leg, land)) for leg in g}))
         for leg in g:
             place[leg.name] = target(leg, land)
