@@ -56,10 +56,8 @@ def dog_scene() -> Scene:
 
 def dog_standing(scene: Scene, x: float) -> Pose:
     """The dog level at its standing height with its paws under its hips."""
-    from studio.examples import dog_gait
-    body = dog_gait.Body(x, paws=dog_gait.stance(x))
-    pose = dog_gait.pose_of(body, {"newspaper": list(scene.rest["newspaper"])})
-    return pose.completed(scene)
+    from studio.examples.dog_paper_story import dog_pose
+    return dog_pose(scene, x)
 
 
 def segment(scene: Scene, pa: Pose, pb: Pose, frames: int, project_dir: Path, fa: int = 1001) -> Segment:

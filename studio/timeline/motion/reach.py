@@ -57,9 +57,9 @@ PLANTED = {"type": "object", "additionalProperties": False, "required": ["root",
 
 
 def _schema(body: bool, on: bool = False, walk: bool = False) -> dict:
-    props = {"effectors": {"type": "array", "minItems": 1, "items": EFFECTOR},
+    props = {"effectors": {"type": "array", "minItems": 0 if on else 1, "items": EFFECTOR},
              "tolerance": {"type": "number", "exclusiveMinimum": 0}, "legs": PLANTED}
-    req = ["effectors"]
+    req = [] if on else ["effectors"]
     if body:
         props["body"] = {"type": "string", "description": "the held body (a root)"}
         req.append("body")
@@ -76,10 +76,13 @@ def _world(scene, pose: Pose, name: str, tool: str) -> np.ndarray:
 
 
 def _effectors(seg: Segment, params: dict, tool: str) -> list[dict]:
-    for i, e in enumerate(params["effectors"]):
+    effs = params.get("effectors", [])
+    if not effs and "on" not in params:
+        raise MotionError(f"{tool}: give effectors, or the frame the body rides 'on'")
+    for i, e in enumerate(effs):
         frame_local(seg.scene, e["frame"], tool)
         need_joints(seg.scene, e["joints"], tool, f"effectors[{i}]")
-    return params["effectors"]
+    return effs
 
 
 def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
@@ -105,10 +108,14 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
     tol = float(params.get("tolerance", TOLERANCE))
     worst = {"err": 0.0, "where": ""}
     chains = [j for e in effs for j in e["joints"]]
+    walking = set()
+    if "walk" in params:
+        walking = {j for leg in legs_of(scene, params["walk"], tool) for j in leg.joints}
+    eased = [j.name for j in scene.joints if j.name not in walking]
 
     def hands(i: int, pose: Pose) -> Pose:
-        for j in chains:                              # seeded from the in-between of the states
-            pose.joints[j] = between.pose_at(seg.a.frame + i).joints[j]
+        for j in eased:          # the rest of the body in-between the states, the chains' IK seed
+            pose.joints[j] = between.joints[j][i].tolist() if between.joints[j].ndim == 2 else float(between.joints[j][i])
         if held is not None:
             if on is not None:
                 pose.roots[held] = to_7(_world(scene, pose, on, tool) @ offset).tolist()
@@ -138,7 +145,7 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
         w = walk_poses(seg, params["walk"], upper=hands)
         poses, notes = w.poses, list(w.notes)
         roots += w.roots
-        joints += w.joints
+        joints += w.joints + eased
     else:
         planted = params.get("legs")
         legs, feet = [], {}
@@ -213,7 +220,7 @@ register(MotionTool("grasp", "Effectors to a body's grip frames by IK; the body 
                     _schema(True), _tool("grasp")))
 register(MotionTool("carry", "A held body rides on a frame (or moves between its states) while the effectors "
                     "keep their grip by IK; the legs may walk meanwhile.", _schema(True, True, True), _tool("carry")))
-register(MotionTool("place", "A held body is moved to its place in the second state, the effectors keeping "
-                    "their grip; the hold ends there.", _schema(True, False, True), _tool("place")))
+register(MotionTool("place", "A held body is moved to its place in the second state (or rides on a frame), the "
+                    "effectors keeping their grip; the hold ends there.", _schema(True, True, True), _tool("place")))
 register(MotionTool("release", "Effectors leave a held body for their targets (or the second state) by IK.",
                     _schema(True), _tool("release")))

@@ -16,7 +16,8 @@ ends in the second state's stance. A step moves a foot no farther than
 root shifts so the centre of mass is over the feet that will stay planted
 (forwards fully, sideways by `sway`, since a character without ankle roll
 cannot lean over one foot and keep it flat), then the group swings along an
-arc of `step_height` and lands flat. Feet are kept flat by a second IK goal a
+arc of `step_height` and lands flat (every move eased so that neither speed nor
+acceleration jumps where it starts or stops). Feet are kept flat by a second IK goal a
 toe length ahead of the sole at the sole's height.
 
 What the tool checks and refuses (never clamps): a path that passes through a
@@ -50,7 +51,7 @@ from .common import frame_local, need_joints, need_root, smooth, tilt_of, wrap, 
 
 COM_TOLERANCE = 0.05     # metres the centre of mass may be outside the support polygon
 MAX_SLIDE = 0.005        # metres a planted sole may move
-SHIFT, SWING = 0.5, 1.0  # relative durations of the weight shift and the swing of one step
+SHIFT = 1 / 3            # share of each step spent shifting the weight (the rest swings the foot)
 MIN_SWING = 3            # frames a swing needs at least
 
 LEG_SCHEMA = {
@@ -74,6 +75,10 @@ WALK_PROPERTIES = {
     "facing": {"type": "string", "enum": ["states", "path"],
                "description": "yaw eased from state to state, or turning along the path"},
     "sway": {"type": "number", "minimum": 0, "maximum": 1},
+    "shift": {"type": "number", "minimum": 0.05, "maximum": 0.8,
+              "description": "share of each step spent shifting the weight over the standing feet"},
+    "overlap": {"type": "number", "minimum": 0, "maximum": 1,
+                "description": "share of the swing the weight shift may go on into (smoother, less balanced)"},
     "max_slide": {"type": "number", "exclusiveMinimum": 0},
     "com_tolerance": {"type": "number", "minimum": 0},
 }
@@ -235,6 +240,12 @@ def _sole_points(scene: Scene, leg: Leg, project_dir: Path | None) -> tuple[str,
     return body, low
 
 
+def smoother(t) -> np.ndarray:
+    """Quintic ease: no jump in speed or acceleration where a move starts and stops."""
+    t = np.clip(np.asarray(t, float), 0.0, 1.0)
+    return t * t * t * (t * (6 * t - 15) + 10)
+
+
 def landings(groups: int, cycles: int) -> list[tuple[int, float]]:
     """(group, progress it lands at) for every swing: the groups stagger by 1/groups of a cycle,
     and all but the last square up at the end."""
@@ -337,7 +348,9 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
 
     n_frames = seg.frames
     span = n_frames - 1
-    unit = span / (len(swings) * (SHIFT + SWING) + SHIFT)
+    shift_, SWING = float(params.get("shift", SHIFT)), 1.0 - float(params.get("shift", SHIFT))
+    overlap = float(params.get("overlap", 0.0))
+    unit = span / (len(swings) * (shift_ + SWING) + shift_)
     if swings and SWING * unit < MIN_SWING:
         raise MotionError(f"walk {seg.id}: {len(swings)} steps do not fit in {n_frames} frames; "
                           f"allow more frames or a longer step_length (now {step_length} m)")
@@ -346,15 +359,15 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
     body_p = np.zeros(n_frames)
     body_side = np.zeros((n_frames, 2))
     for k in range(len(keys) - 1):
-        t0 = k * (SHIFT + SWING) * unit
-        s = smooth((t - t0) / (SHIFT * unit))
+        t0 = k * (shift_ + SWING) * unit
+        s = smooth((t - t0) / ((shift_ + (overlap * SWING if k < len(keys) - 2 else 0.0)) * unit))
         sel = t >= t0
         body_p[sel] = (keys[k][0] + s * (keys[k + 1][0] - keys[k][0]))[sel]
         body_side[sel] = (keys[k][1] + s[:, None] * (keys[k + 1][1] - keys[k][1]))[sel]
     feet = {leg.name: np.tile(feet_a[leg.name], (n_frames, 1)) for leg in legs}
     planted = {leg.name: np.ones(n_frames, bool) for leg in legs}
     for k, (g, moves_) in enumerate(swings):
-        t0 = (k * (SHIFT + SWING) + SHIFT) * unit
+        t0 = (k * (shift_ + SWING) + shift_) * unit
         t1 = t0 + SWING * unit
         s = np.clip((t - t0) / (t1 - t0), 0, 1)
         e = smooth(s)
