@@ -3,9 +3,11 @@
 Each moves effectors (named frames) over the segment with their chains' joints
 solved by IK inside their limits, every frame seeded from the in-between of
 the two states, so the solve ends where the second state is. The rest of the
-body is in-betweened, or walks: `carry` and `place` take an optional `walk`
-object (the walk tool's parameters) and then the legs walk while the hands
-hold; `legs` alone keeps the feet planted where the first state has them.
+body is in-betweened, or walks: every tool but `release` takes an optional
+`walk` object (the walk tool's parameters) and then the legs walk while the
+hands reach or hold; `legs` alone keeps the feet planted where the first
+state has them. An effector may narrow its chain's limits for the move
+(`limits`, e.g. to keep an upper arm off the torso), never widen them.
 
 - ik_reach / grasp: each effector goes from where it is to its `target` (a
   named frame or body, followed if it moves, or a point; by default where the
@@ -25,6 +27,8 @@ turns them into the plan's grasp and release events, which the events and
 Supported verifiers read.
 """
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -51,6 +55,9 @@ EFFECTOR = {
         "target": POINT,
         "via": {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "number"},
                 "description": "approach from this offset off the target (world)"},
+        "limits": {"type": "object", "additionalProperties": {
+            "type": "array", "minItems": 2, "maxItems": 2, "items": {"type": ["number", "null"]}},
+            "description": "narrower [lower, upper] for chain joints during the move (null keeps one)"},
     }}
 PLANTED = {"type": "object", "additionalProperties": False, "required": ["root", "legs"],
            "properties": {"root": {"type": "string"}, "legs": {"type": "array", "minItems": 1, "items": LEG_SCHEMA}}}
@@ -58,7 +65,9 @@ PLANTED = {"type": "object", "additionalProperties": False, "required": ["root",
 
 def _schema(body: bool, on: bool = False, walk: bool = False) -> dict:
     props = {"effectors": {"type": "array", "minItems": 0 if on else 1, "items": EFFECTOR},
-             "tolerance": {"type": "number", "exclusiveMinimum": 0}, "legs": PLANTED}
+             "tolerance": {"type": "number", "exclusiveMinimum": 0}, "legs": PLANTED,
+             "begin": {"type": "number", "minimum": 0, "maximum": 0.95,
+                       "description": "share of the segment before the reach starts (the arms in-between till then)"}}
     req = [] if on else ["effectors"]
     if body:
         props["body"] = {"type": "string", "description": "the held body (a root)"}
@@ -73,6 +82,24 @@ def _schema(body: bool, on: bool = False, walk: bool = False) -> dict:
 def _world(scene, pose: Pose, name: str, tool: str) -> np.ndarray:
     body, local = frame_local(scene, name, tool)
     return pose_world(scene, pose)[body] @ local
+
+
+def _narrowed(scene, effs: list[dict], tool: str):
+    """The scene with the effectors' chain limits narrowed as asked (refusing a wider one)."""
+    asked = [(e["frame"], j, lim) for e in effs for j, lim in e.get("limits", {}).items()]
+    if not asked:
+        return scene
+    room = copy.deepcopy(scene)
+    for frame, name, (lo, hi) in asked:
+        need_joints(scene, [name], tool, f"effector {frame!r} limits")
+        j = room.joint(name)
+        lo = j.lower if lo is None else float(lo)
+        hi = j.upper if hi is None else float(hi)
+        if lo < j.lower - 1e-12 or hi > j.upper + 1e-12 or lo > hi:
+            raise MotionError(f"{tool}: effector {frame!r} limits for {name!r} ({lo}, {hi}) must lie inside the "
+                              f"joint's own ({j.lower}, {j.upper})")
+        j.lower, j.upper = lo, hi
+    return room
 
 
 def _effectors(seg: Segment, params: dict, tool: str) -> list[dict]:
@@ -104,14 +131,17 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
     if rides:
         body_a = from_7(np.asarray(pa.roots[held], float))
         grip = {e["frame"]: invert(body_a) @ _world(scene, pa, e["frame"], tool) for e in effs}
-    start = {e["frame"]: _world(scene, pa, e["frame"], tool)[:3, 3] for e in effs}
+    start: dict[str, np.ndarray] = {}        # where each effector is when its reach begins
     tol = float(params.get("tolerance", TOLERANCE))
     worst = {"err": 0.0, "where": ""}
     chains = [j for e in effs for j in e["joints"]]
+    room = _narrowed(scene, effs, tool)
     walking = set()
     if "walk" in params:
         walking = {j for leg in legs_of(scene, params["walk"], tool) for j in leg.joints}
     eased = [j.name for j in scene.joints if j.name not in walking]
+
+    begin = float(params.get("begin", 0.0))
 
     def hands(i: int, pose: Pose) -> Pose:
         for j in eased:          # the rest of the body in-between the states, the chains' IK seed
@@ -121,20 +151,25 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
                 pose.roots[held] = to_7(_world(scene, pose, on, tool) @ offset).tolist()
             elif rides:
                 pose.roots[held] = between.roots[held][i].tolist()
+        if not rides and u[i] < begin:
+            return pose          # the arms in-between the states until the reach begins
         for e in effs:
             if rides:
                 target = (from_7(np.asarray(pose.roots[held], float)) @ grip[e["frame"]])[:3, 3]
             else:
                 end = point(e["target"], scene, pose, tool, f"effectors {e['frame']!r} target") \
                     if "target" in e else _world(scene, pb, e["frame"], tool)[:3, 3]
+                if e["frame"] not in start:
+                    start[e["frame"]] = _world(scene, pose, e["frame"], tool)[:3, 3]
                 s0 = start[e["frame"]]
+                v = (u[i] - begin) / max(1.0 - begin, 1e-9)
                 if "via" in e:
                     way = end + np.asarray(e["via"], float)
-                    target = (s0 + smooth(u[i] / VIA) * (way - s0) if u[i] < VIA
-                              else way + smooth((u[i] - VIA) / (1 - VIA)) * (end - way))
+                    target = (s0 + smooth(v / VIA) * (way - s0) if v < VIA
+                              else way + smooth((v - VIA) / (1 - VIA)) * (end - way))
                 else:
-                    target = s0 + smooth(u[i]) * (end - s0)
-            pose, err = solve_ik(scene, pose, e["joints"], [Goal(e["frame"], target)], 30)
+                    target = s0 + smooth(v) * (end - s0)
+            pose, err = solve_ik(room, pose, e["joints"], [Goal(e["frame"], target)], 50)
             if err > worst["err"]:
                 worst.update(err=err, where=f"{e['frame']} at frame {seg.a.frame + i}")
         return pose
@@ -142,7 +177,7 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
     roots, joints = ([held] if held is not None else []), list(chains)
     notes = []
     if "walk" in params:
-        w = walk_poses(seg, params["walk"], upper=hands)
+        w = walk_poses(seg, params["walk"], upper=hands, carried=(held,) if rides else ())
         poses, notes = w.poses, list(w.notes)
         roots += w.roots
         joints += w.joints + eased
@@ -215,9 +250,10 @@ def _tool(name: str):
 
 
 register(MotionTool("ik_reach", "Effectors (named frames) to targets (frames or points) over the segment, "
-                    "their chains solved by IK within limits.", _schema(False), _tool("ik_reach")))
-register(MotionTool("grasp", "Effectors to a body's grip frames by IK; the body is held from the last frame.",
-                    _schema(True), _tool("grasp")))
+                    "their chains solved by IK within limits; the legs may walk meanwhile.",
+                    _schema(False, walk=True), _tool("ik_reach")))
+register(MotionTool("grasp", "Effectors to a body's grip frames by IK (the legs may walk meanwhile); the body "
+                    "is held from the last frame.", _schema(True, walk=True), _tool("grasp")))
 register(MotionTool("carry", "A held body rides on a frame (or moves between its states) while the effectors "
                     "keep their grip by IK; the legs may walk meanwhile.", _schema(True, True, True), _tool("carry")))
 register(MotionTool("place", "A held body is moved to its place in the second state (or rides on a frame), the "

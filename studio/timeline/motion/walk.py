@@ -45,7 +45,8 @@ from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import quat_mul, slerp
 
 from ..footsteps import support_polygon
-from ..walk import place_feet
+from ..ik import Goal, solve_ik
+from ..walk import TOE, place_feet
 from . import Authored, MotionError, MotionTool, Segment, register
 from .common import frame_local, need_joints, need_root, smooth, tilt_of, wrap, world_of, yaw_of, yaw_quat
 
@@ -53,6 +54,7 @@ COM_TOLERANCE = 0.05     # metres the centre of mass may be outside the support 
 MAX_SLIDE = 0.005        # metres a planted sole may move
 SHIFT = 1 / 3            # share of each step spent shifting the weight (the rest swings the foot)
 MIN_SWING = 3            # frames a swing needs at least
+LIFT = 0.2               # share of a swing spent rising before the foot moves across (and settling after)
 
 LEG_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["joints", "sole"],
@@ -75,8 +77,14 @@ WALK_PROPERTIES = {
     "facing": {"type": "string", "enum": ["states", "path"],
                "description": "yaw eased from state to state, or turning along the path"},
     "sway": {"type": "number", "minimum": 0, "maximum": 1},
+    "balance": {"type": "string", "enum": ["static", "between"],
+                "description": "static: the weight over the standing feet before each step; between: the hips "
+                               "move amid the feet while a foot swings (a character that cannot lean, "
+                               "sidestepping, at the cost of balance)"},
     "shift": {"type": "number", "minimum": 0.05, "maximum": 0.8,
               "description": "share of each step spent shifting the weight over the standing feet"},
+    "settle": {"type": "number", "minimum": 0, "maximum": 0.8,
+               "description": "share of the segment after the last step, in which the height and tilt change"},
     "overlap": {"type": "number", "minimum": 0, "maximum": 1,
                 "description": "share of the swing the weight shift may go on into (smoother, less balanced)"},
     "max_slide": {"type": "number", "exclusiveMinimum": 0},
@@ -213,9 +221,10 @@ def _outside(points: np.ndarray, p: np.ndarray) -> float:
     return float(np.min(np.linalg.norm(p - (hull + t[:, None] * e), axis=1)))
 
 
-def _mass_points(scene: Scene, root: str, project_dir: Path | None) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The character's bodies, masses and centroids in their own frames."""
-    names = [b.name for b in scene.bodies if scene.group_root(b.name) == root]
+def _mass_points(scene: Scene, root: str, project_dir: Path | None,
+                 carried: tuple[str, ...] = ()) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The character's bodies (and what it carries), masses and centroids in their own frames."""
+    names = [b.name for b in scene.bodies if scene.group_root(b.name) == root or b.name in carried]
     masses, cents = [], []
     for n in names:
         b = scene.body(n)
@@ -246,6 +255,26 @@ def smoother(t) -> np.ndarray:
     return t * t * t * (t * (6 * t - 15) + 10)
 
 
+SIDE, ROLL_WEIGHT = 0.04, 0.3     # a point beside the sole, held at its height: keeps the foot from rolling
+
+
+def place_flat(scene: Scene, pose: Pose, legs: dict[str, tuple[list[str], str]], feet: dict[str, np.ndarray],
+               iterations: int) -> tuple[Pose, float]:
+    """Each sole to (x, y, z, yaw), level: its toe and its side held at its height (a leg that cannot
+    both reach and stay level trades a little of the level); returns the worst position error."""
+    worst = 0.0
+    for name, (joints, sole) in legs.items():
+        x, y, z, yaw = feet[name]
+        c, s_ = math.cos(yaw), math.sin(yaw)
+        at = np.array([x, y, z])
+        goals = [Goal(sole, at), Goal(sole, at + TOE * np.array([c, s_, 0.0]), weight=0.5, offset=(TOE, 0.0, 0.0)),
+                 Goal(sole, at + SIDE * np.array([-s_, c, 0.0]), weight=ROLL_WEIGHT, offset=(0.0, SIDE, 0.0))]
+        pose, _ = place_feet(scene, pose, {name: (joints, sole)}, {name: feet[name]}, 1)  # off a straight knee
+        pose, err = solve_ik(scene, pose, joints, goals, iterations)
+        worst = max(worst, err)
+    return pose, worst
+
+
 def landings(groups: int, cycles: int) -> list[tuple[int, float]]:
     """(group, progress it lands at) for every swing: the groups stagger by 1/groups of a cycle,
     and all but the last square up at the end."""
@@ -253,8 +282,9 @@ def landings(groups: int, cycles: int) -> list[tuple[int, float]]:
     return out + [(g, 1.0) for g in range(groups - 1)]
 
 
-def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
-    """The walk over the segment's frames; `upper(i, pose) -> pose` may pose the rest first."""
+def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] = ()) -> Walked:
+    """The walk over the segment's frames; `upper(i, pose) -> pose` may pose the rest first, and
+    the `carried` bodies count in the centre of mass."""
     scene = seg.scene
     legs = legs_of(scene, params)
     root = params["root"]
@@ -321,7 +351,7 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
         else:
             raise MotionError(f"walk {seg.id}: no footsteps of at most {step_length} m reach the second state")
 
-    com_names, com_m, com_c = _mass_points(scene, root, seg.project_dir)
+    com_names, com_m, com_c = _mass_points(scene, root, seg.project_dir, carried)
 
     def com_offset(pose: Pose) -> np.ndarray:
         w = pose_world(scene, pose)
@@ -330,27 +360,36 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
         return _rot(-yaw_of(pose.roots[root][3:])) @ (c[:2] - r)
     com_a = com_offset(pa)
 
-    # the schedule: body keys (p, lateral shift) and swings (group, lands at p)
+    # the schedule: body keys (progress, shift off the path) and swings (group, where its feet land)
+    between = params.get("balance", "static") == "between"
     swings, keys = [], [(0.0, np.zeros(2))]
     place = {leg.name: feet_a[leg.name].copy() for leg in legs}
-    grid = np.linspace(-0.5, 1.5, 801)          # the body may shift back or past the ends to balance
-    com_grid = np.array([path.xy(p) + _rot(path.yaw(p)) @ com_a for p in grid])
+    at = {leg.name: 0.0 for leg in legs}          # the progress each foot was placed for
     for gi, land in order:
         g = groups[gi]
         stance = [place[leg.name] for leg in legs if leg not in g]
         centre = np.mean([s[:2] for s in stance], axis=0)
-        k = int(np.argmin(np.linalg.norm(com_grid - centre, axis=1)))
-        keys.append((float(grid[k]), sway * (centre - com_grid[k])))
         swings.append((g, {leg.name: (place[leg.name].copy(), target(leg, land)) for leg in g}))
+        if between:                               # amid the feet as they will be once this step lands
+            for leg in g:
+                at[leg.name] = land
+            keys.append((float(np.mean(list(at.values()))), np.zeros(2)))
+        else:
+            p_k = float(np.mean(list(at.values())))   # the body amid its feet, then over the standing ones:
+            yaw = path.yaw(p_k)                       # forwards fully, sideways by `sway`
+            d = _rot(-yaw) @ (centre - (path.xy(p_k) + _rot(yaw) @ com_a))
+            keys.append((p_k, _rot(yaw) @ np.array([d[0], sway * d[1]])))
         for leg in g:
+            at[leg.name] = land
             place[leg.name] = target(leg, land)
     keys.append((1.0, np.zeros(2)))
 
     n_frames = seg.frames
     span = n_frames - 1
     shift_, SWING = float(params.get("shift", SHIFT)), 1.0 - float(params.get("shift", SHIFT))
-    overlap = float(params.get("overlap", 0.0))
-    unit = span / (len(swings) * (shift_ + SWING) + shift_)
+    overlap = 1.0 if between else float(params.get("overlap", 0.0))
+    settle = float(params.get("settle", 0.0)) * span if swings else 0.0
+    unit = (span - settle) / (len(swings) * (shift_ + SWING) + shift_)
     if swings and SWING * unit < MIN_SWING:
         raise MotionError(f"walk {seg.id}: {len(swings)} steps do not fit in {n_frames} frames; "
                           f"allow more frames or a longer step_length (now {step_length} m)")
@@ -360,7 +399,8 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
     body_side = np.zeros((n_frames, 2))
     for k in range(len(keys) - 1):
         t0 = k * (shift_ + SWING) * unit
-        s = smooth((t - t0) / ((shift_ + (overlap * SWING if k < len(keys) - 2 else 0.0)) * unit))
+        last = k == len(keys) - 2
+        s = smooth((t - t0) / ((shift_ + (overlap * SWING if not last else 0.0)) * unit + (settle if last else 0.0)))
         sel = t >= t0
         body_p[sel] = (keys[k][0] + s * (keys[k + 1][0] - keys[k][0]))[sel]
         body_side[sel] = (keys[k][1] + s[:, None] * (keys[k + 1][1] - keys[k][1]))[sel]
@@ -370,7 +410,7 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
         t0 = (k * (shift_ + SWING) + shift_) * unit
         t1 = t0 + SWING * unit
         s = np.clip((t - t0) / (t1 - t0), 0, 1)
-        e = smooth(s)
+        e = smooth((s - LIFT) / (1 - 2 * LIFT))        # up first, across, then down
         for leg in g:
             f0, f1 = moves_[leg.name]
             dyaw = wrap(f1[3] - f0[3])
@@ -381,7 +421,7 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
             feet[leg.name][sel] = arc[sel]
             planted[leg.name] &= ~((t > t0) & (t < t1))
     # root: along the path, height and tilt eased over the segment
-    ease_all = smooth(t / max(span, 1))
+    ease_all = smooth((t - (span - settle)) / max(settle, 1)) if settle else smooth(t / max(span, 1))
     tilts = slerp(np.tile(tilt_a, (n_frames, 1)), np.tile(tilt_b, (n_frames, 1)), ease_all)
     root_track = np.zeros((n_frames, 7))
     for i in range(n_frames):
@@ -397,14 +437,12 @@ def walk_poses(seg: Segment, params: dict, upper=None) -> Walked:
         pose.roots[root] = root_track[i].tolist()
         if upper is not None:
             pose = upper(i, pose)
-        pose, err = place_feet(scene, pose, leg_map, {k: v[i] for k, v in feet.items()}, iterations=25)
+        pose, err = place_flat(scene, pose, leg_map, {k: v[i] for k, v in feet.items()}, 25)
         worst_ik = max(worst_ik, err)
         poses.append(pose)
 
     leg_joints = [j for leg in legs for j in leg.joints]
-    tracks = Tracks(seg.a.frame, {root: root_track}, {j: np.array([p.joints[j] for p in poses], float)
-                                                     for j in leg_joints})
-    world = world_of(scene, tracks)
+    world = world_of(scene, Tracks.from_poses(seg.a.frame, poses))     # everything as posed, carried bodies too
     slide, where = 0.0, ""
     soles = {}
     for leg in legs:
