@@ -12,6 +12,7 @@ from motion_scenes import segment, shelf_arm_scene
 from studio.checks import events as event_checks
 from studio.checks import supported
 from studio.checks.footage import Footage
+from studio.checks.run import run_checks
 from studio.scene.meshes import scene_meshes
 from studio.scene.pose import Pose, Tracks
 from studio.timeline.bake import complete, pin
@@ -32,7 +33,7 @@ def story(scene):
     """Four states: arm aside, tip at the box's near face, box carried onto shelf b, tip away."""
     rest = Pose.rest(scene).completed(scene)
     rest.joints["yaw"], rest.joints["elbow"] = -1.2, 1.2
-    at_box = posed(scene, rest, [0.55, 0.0, 0.3])
+    at_box = posed(scene, rest, [0.53, 0.0, 0.3])                      # 2 cm off the box's near face
     on_b = at_box.copy()
     on_b.joints["yaw"] = at_box.joints["yaw"] + math.pi / 2           # the whole arm swings a quarter turn
     tip_b = frame_pose(scene, on_b, "tip")
@@ -66,7 +67,7 @@ def bake_all(scene, poses, frames, tools, tmp_path):
 def test_grasp_carry_release_records_holds_the_verifiers_accept(tmp_path):
     scene = shelf_arm_scene()
     poses = story(scene)
-    tools = [("grasp", {"body": "box", "effectors": [dict(ARM, target="box_near", via=[-0.1, 0.0, 0.0])]}),
+    tools = [("grasp", {"body": "box", "effectors": [dict(ARM, target=[0.53, 0.0, 0.3], via=[-0.1, 0.0, 0.0])]}),
              ("carry", {"body": "box", "on": "tip", "effectors": [ARM]}),
              ("release", {"body": "box", "effectors": [ARM]})]
     tracks, attachments, notes = bake_all(scene, poses, 24, tools, tmp_path)
@@ -78,6 +79,11 @@ def test_grasp_carry_release_records_holds_the_verifiers_accept(tmp_path):
     assert all(v[0] for v in verdicts.values()), verdicts
     report = supported.verify(film)                     # the box in the air is held, not floating
     assert report.verdict == "pass", report.evidence[:3]
+    meshes = scene_meshes(scene, tmp_path)               # the holds as recorded, without any plan event
+    held = run_checks(scene, meshes, tracks, plan={"events": []}, attachments=attachments, names=["Supported"])
+    loose = run_checks(scene, meshes, tracks, plan={"events": []}, names=["Supported"])
+    assert held[0].verdict == "pass" and loose[0].verdict == "fail"
+    assert {e["body"] for e in loose[0].evidence} == {"box"}
     mid = int(np.searchsorted(film.frames, 1036))
     assert film.pair_gap("box", "shelf_a", 0.05)[mid] > 0.01 and film.pair_gap("box", "shelf_b", 0.05)[mid] > 0.01
     world_tip = [frame_pose(scene, tracks.pose_at(f), "tip") for f in (1024, 1036, 1047)]
