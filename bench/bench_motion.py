@@ -67,8 +67,6 @@ def main(argv: list[str]) -> int:
     def old_walk():
         plan = plan_footsteps([0.05, 0.09, 0.0], [0.05, -0.09, 0.0], [1.25, 0.0], 1001, 1001 + frames - 1,
                               step_length=0.4, foot_size=(0.22, 0.09))
-        plan.start = {"l": plan.start["l"], "r": plan.start["r"]}
-        from studio.timeline.footsteps import foot_tracks  # noqa: F401  (the same planner the old walk reads)
         renamed = {"l": legs["sole_l"], "r": legs["sole_r"]}
         walk(robot, pa, "pelvis", renamed, plan, np.full(frames, 0.67), np.array([-0.05, 0.0]), 0.05, sway=None)
     t_old = best(old_walk, n)

@@ -11,7 +11,7 @@ from studio.scene.kinematics import forward, pose_world
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import from_7, quat_from_axis_angle, quat_mul, quat_to_matrix
 
-from . import MotionError, Segment
+from . import MotionError
 
 
 def frame_local(scene: Scene, name: str, tool: str) -> tuple[str, np.ndarray]:
@@ -42,12 +42,6 @@ def world_of(scene: Scene, tracks: Tracks) -> dict[str, np.ndarray]:
     return forward(scene, tracks.roots, tracks.joints, tracks.n_frames)
 
 
-def frame_track(scene: Scene, tracks: Tracks, name: str, tool: str = "motion") -> np.ndarray:
-    """(F,4,4) world matrices of a named frame (or body) over the tracks' frames."""
-    body, local = frame_local(scene, name, tool)
-    return world_of(scene, tracks)[body] @ local
-
-
 def yaw_of(quat) -> float:
     m = quat_to_matrix(np.asarray(quat, float))
     return float(math.atan2(m[1, 0], m[0, 0]))
@@ -70,13 +64,6 @@ def wrap(angle: float) -> float:
 def smooth(t) -> np.ndarray:
     t = np.clip(np.asarray(t, float), 0.0, 1.0)
     return t * t * (3 - 2 * t)
-
-
-def poses_to_tracks(seg: Segment, poses: list[Pose], roots: list[str], joints: list[str]) -> Tracks:
-    """Tracks of only the given roots and joints (the bake in-betweens the rest)."""
-    out_r = {r: np.array([p.roots[r] for p in poses], float) for r in roots}
-    out_j = {j: np.array([p.joints[j] for p in poses], float) for j in joints}
-    return Tracks(seg.a.frame, out_r, out_j)
 
 
 def point(value, scene: Scene, pose: Pose, tool: str, where: str) -> np.ndarray:
