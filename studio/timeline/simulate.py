@@ -46,6 +46,13 @@ class SimulationError(ValueError):
 class Material:
     friction: float = FRICTION
     restitution: float = RESTITUTION
+    rolling: float = 0.0           # rolling resistance (metres); above 0 a ball slows down as it rolls
+
+    def geom(self, timestep: float) -> str:
+        """The MJCF contact attributes of a geom of this material: contacts as stiff as the step
+        allows (a time constant of two steps), so an impact sinks in as little as it can."""
+        return (f'friction="{self.friction:.6g} 0.005 {self.rolling:.6g}" condim="{6 if self.rolling else 3}" '
+                f'solref="{2 * timestep:.6g} {damping_ratio(self.restitution):.6g}"')
 
 
 @dataclass
@@ -150,8 +157,7 @@ def mjcf(scene: Scene, pose: Pose, setup: Setup, timestep: float, project_dir: P
         geoms = []
         for k, part in enumerate(_collision_text(scene, name, True, project_dir)):
             assets.append(f'<mesh name="{name}__{k}" vertex="{part}"/>')
-            geoms.append(f'<geom type="mesh" mesh="{name}__{k}" friction="{mat.friction:.6g} 0.005 0.0001" '
-                         f'solref="0.01 {damping_ratio(mat.restitution):.6g}"/>')
+            geoms.append(f'<geom type="mesh" mesh="{name}__{k}" {mat.geom(timestep)}/>')
         bodies.append(f'<body name="{name}" pos="{_fmt(m[:3, 3])}" quat="{_fmt(matrix_to_quat(m))}">'
                       + "".join(geoms) + "</body>")
     for name in setup.bodies:
@@ -160,13 +166,11 @@ def mjcf(scene: Scene, pose: Pose, setup: Setup, timestep: float, project_dir: P
         mass = max(scene.body(name).mass, 1e-3)
         assets.append(f'<mesh name="{name}" vertex="{_collision_text(scene, name, False, project_dir)[0]}"/>')
         bodies.append(f'<body name="{name}" pos="{_fmt(t[:3])}" quat="{_fmt(t[3:])}"><freejoint/>'
-                      f'<geom type="mesh" mesh="{name}" mass="{mass:.9g}" '
-                      f'friction="{mat.friction:.6g} 0.005 0.0001" '
-                      f'solref="0.01 {damping_ratio(mat.restitution):.6g}"/></body>')
+                      f'<geom type="mesh" mesh="{name}" mass="{mass:.9g}" {mat.geom(timestep)}/></body>')
     return "\n".join([
         f'<mujoco model="{scene.name}"><compiler inertiafromgeom="true"/>'
         f'<option timestep="{timestep:.9g}" integrator="implicitfast"/>',
-        '<default><geom condim="3" solimp="0.99 0.999 0.0005"/></default>',
+        '<default><geom solimp="0.99 0.999 0.0005"/></default>',
         "<asset>", *assets, "</asset><worldbody>", *bodies, "</worldbody></mujoco>"])
 
 

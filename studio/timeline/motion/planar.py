@@ -21,7 +21,7 @@ from studio.scene.pose import Tracks
 from ..planar import Mechanism, Plane, simulate_planar
 from . import Authored, MotionError, MotionTool, Segment, register
 from .common import need_root
-from .simulate import MAX_DIFFERENCE, difference, scene_box
+from .simulate import MAX_DIFFERENCE, difference, run_start, scene_box
 
 VEC2 = {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}}
 VEC3 = {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "number"}}
@@ -72,12 +72,7 @@ def planar(seg: Segment, params: dict) -> Authored:
                   _unit(pl.get("v", [0, 0, 1]), "v"))
     if abs(float(plane.u @ plane.v)) > 1e-6:
         raise MotionError("planar: plane.u and plane.v must be at right angles")
-    start = seg.a
-    if "from" in params:
-        start = seg.states.get(params["from"])
-        if start is None or start.frame > seg.a.frame:
-            raise MotionError(f"planar: 'from' names {params['from']!r}, which is no state at or before "
-                              f"{seg.a.id!r}")
+    start = run_start(seg, params, "planar")
     mech = Mechanism(dict(params["bodies"]), {k: tuple(v) for k, v in params.get("pivots", {}).items()},
                      [(g["a"], g["b"], float(g["ratio"])) for g in params.get("gears", [])],
                      {k: tuple(v) for k, v in params.get("velocities", {}).items()},

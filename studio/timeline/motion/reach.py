@@ -36,6 +36,7 @@ from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import from_7, invert, to_7
 
+from ..carry import carry_windows
 from ..ik import Goal, solve_ik
 from ..interpolate import interpolate_poses
 from ..walk import place_feet
@@ -63,7 +64,7 @@ PLANTED = {"type": "object", "additionalProperties": False, "required": ["root",
            "properties": {"root": {"type": "string"}, "legs": {"type": "array", "minItems": 1, "items": LEG_SCHEMA}}}
 
 
-def _schema(body: bool, on: bool = False, walk: bool = False) -> dict:
+def _schema(body: bool, on: bool = False, walk: bool = False, body_required: bool = True) -> dict:
     props = {"effectors": {"type": "array", "minItems": 0 if on else 1, "items": EFFECTOR},
              "tolerance": {"type": "number", "exclusiveMinimum": 0}, "legs": PLANTED,
              "begin": {"type": "number", "minimum": 0, "maximum": 0.95,
@@ -71,7 +72,8 @@ def _schema(body: bool, on: bool = False, walk: bool = False) -> dict:
     req = [] if on else ["effectors"]
     if body:
         props["body"] = {"type": "string", "description": "the held body (a root)"}
-        req.append("body")
+        if body_required:
+            req.append("body")
     if on:
         props["on"] = {"type": "string", "description": "named frame or body the held body rides on"}
     if walk:
@@ -112,8 +114,19 @@ def _effectors(seg: Segment, params: dict, tool: str) -> list[dict]:
     return effs
 
 
+def _from_plan(seg: Segment, params: dict) -> dict:
+    """A carry named without its body: the plan's grasp that holds over the segment says what rides on what."""
+    for w in carry_windows(seg.plan, seg.scene):
+        if w.grasp <= seg.b.frame and w.release >= seg.a.frame:
+            return dict(params, body=w.body, on=w.frame)
+    raise MotionError(f"carry {seg.id}: name the held 'body' (and the frame it rides 'on'), or give the plan "
+                      f"a grasp event holding over the segment")
+
+
 def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
     scene = seg.scene
+    if tool == "carry" and "body" not in params:
+        params = _from_plan(seg, params)
     effs = _effectors(seg, params, tool)
     held = params.get("body")
     if held is not None:
@@ -255,7 +268,8 @@ register(MotionTool("ik_reach", "Effectors (named frames) to targets (frames or 
 register(MotionTool("grasp", "Effectors to a body's grip frames by IK (the legs may walk meanwhile); the body "
                     "is held from the last frame.", _schema(True, walk=True), _tool("grasp")))
 register(MotionTool("carry", "A held body rides on a frame (or moves between its states) while the effectors "
-                    "keep their grip by IK; the legs may walk meanwhile.", _schema(True, True, True), _tool("carry")))
+                    "keep their grip by IK; the legs may walk meanwhile. Without parameters, each body the plan's "
+                    "grasp events hold rides on its grasping frame.", _schema(True, True, True, False), _tool("carry")))
 register(MotionTool("place", "A held body is moved to its place in the second state (or rides on a frame), the "
                     "effectors keeping their grip; the hold ends there.", _schema(True, True, True), _tool("place")))
 register(MotionTool("release", "Effectors leave a held body for their targets (or the second state) by IK.",

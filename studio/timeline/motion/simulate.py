@@ -13,6 +13,8 @@ to the approved states and would otherwise bend the physics into shape: a
 person then approves the offered end state instead, or changes the start.
 A simulation that blows up (a NaN) or loses a body (outside `bounds`, by
 default the static scene's box grown by 2 m) is refused naming the body.
+With `from` the run starts at an earlier state and this segment is its
+stretch, so consecutive segments of one run join exactly.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from studio.scene.kinematics import pose_world
 from studio.scene.meshes import body_mesh
+from studio.scene.pose import Tracks
 from studio.scene.transforms import quat_conj, quat_mul
 
 from ..simulate import Material, Setup, SimulationError, simulate_rigid
@@ -43,10 +46,12 @@ SCHEMA = {
         "materials": {"type": "object", "additionalProperties": {
             "type": "object", "additionalProperties": False,
             "properties": {"friction": {"type": "number", "minimum": 0, "maximum": 5},
-                           "restitution": {"type": "number", "minimum": 0, "maximum": 1}}}},
+                           "restitution": {"type": "number", "minimum": 0, "maximum": 1},
+                           "rolling": {"type": "number", "minimum": 0, "maximum": 0.1}}}},
         "substeps": {"type": "integer", "minimum": 1, "maximum": 1000},
         "bounds": {"type": "array", "minItems": 2, "maxItems": 2, "items": VEC3},
         "max_difference": {"type": "number", "minimum": 0},
+        "from": {"type": "string", "description": "an earlier state the run starts at"},
     }}
 
 
@@ -61,7 +66,8 @@ def setup_of(seg: Segment, params: dict) -> Setup:
     for name, m in params.get("materials", {}).items():
         if name not in scene.body_names:
             raise MotionError(f"simulate: materials names {name!r}, which is no body of the scene")
-        mats[name] = Material(float(m.get("friction", Material.friction)), float(m.get("restitution", 0.0)))
+        mats[name] = Material(float(m.get("friction", Material.friction)), float(m.get("restitution", 0.0)),
+                              float(m.get("rolling", 0.0)))
     vels = {}
     for name, v in params.get("velocities", {}).items():
         if name not in params["bodies"]:
@@ -96,24 +102,40 @@ def difference(a: list[float], b: list[float]) -> float:
     return max(float(np.linalg.norm(b[:3] - a[:3])), 2 * float(np.arccos(min(1.0, abs(dq[0])))))
 
 
+def run_start(seg: Segment, params: dict, tool: str):
+    """The state a run starts at: the segment's first, or with `from` an earlier one."""
+    if "from" not in params:
+        return seg.a
+    start = seg.states.get(params["from"])
+    if start is None or start.frame > seg.a.frame:
+        raise MotionError(f"{tool}: 'from' names {params['from']!r}, which is no state at or before {seg.a.id!r}")
+    return start
+
+
 def simulate(seg: Segment, params: dict) -> Authored:
     setup = setup_of(seg, params)
-    start = seg.a.pose.completed(seg.scene)
+    first = run_start(seg, params, "simulate")
+    start = first.pose.completed(seg.scene)
     try:
-        tracks = simulate_rigid(seg.scene, start, setup, seg.a.frame, seg.frames, seg.fps,
-                                project_dir=seg.project_dir)
+        run = simulate_rigid(seg.scene, start, setup, first.frame, seg.b.frame - first.frame + 1, seg.fps,
+                             project_dir=seg.project_dir)
     except SimulationError as e:
         raise MotionError(f"{seg.id}: {e}") from None
+    k = seg.a.frame - first.frame
+    tracks = Tracks(seg.a.frame, {b: v[k:].copy() for b, v in run.roots.items()}, {})
     end = seg.b.pose.completed(seg.scene).copy()
     for b in setup.bodies:
         end.roots[b] = tracks.roots[b][-1].tolist()
     approved = seg.b.pose.completed(seg.scene)
     diffs = {b: difference(end.roots[b], approved.roots[b]) for b in setup.bodies}
+    begin = {b: difference(tracks.roots[b][0], seg.a.pose.completed(seg.scene).roots[b]) for b in setup.bodies}
     worst = max(diffs, key=diffs.get)
     limit = float(params.get("max_difference", MAX_DIFFERENCE))
     note = (f"simulate {seg.id}: the simulation ends {diffs[worst]:.4f} (m or rad) from the approved state "
             f"{seg.b.id!r}, most at {worst!r}; " + ", ".join(f"{b} {d:.4f}" for b, d in diffs.items()))
-    if diffs[worst] > limit:
+    if k:
+        note += f"; it passes {max(begin.values()):.4f} from {seg.a.id!r}"
+    if max(diffs[worst], *begin.values()) > limit:
         raise MotionError(f"{note}; more than {limit}: approve the simulation's end state as {seg.b.id!r} "
                           f"or change the start")
     return Authored(tracks, notes=[note], end_pose=end)
