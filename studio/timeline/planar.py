@@ -1,13 +1,17 @@
-"""Planar mechanisms with pymunk: gears, levers, marbles and ramps in one plane, mapped into 3D.
+"""Planar mechanisms with pymunk: gears, levers, balls and ramps in one plane, mapped into 3D.
 
 The plane has an origin and two in-plane unit axes, u (across) and v (up);
 gravity acts along -v. A simulated body keeps its offset along the plane's
 normal and its starting orientation, and gains the in-plane rotation about the
-normal. Marbles are circles and everything else boxes, sized from the body's
-mesh bounds projected into the plane. Obstacles (static bodies, e.g. a tilted
-ramp) become the convex hull of their projected bounding box. Pivots pin a
-body to the world at a point (a lever, a gear's axle), gears couple two
-pivoted bodies with a ratio. pymunk is deterministic, so tracks repeat exactly.
+normal. With `sections` (what the planar motion tool uses) shapes come from
+the real meshes cut by the plane: a moving body is a circle of its section's
+size, the convex hull of its section ("poly") or its section's bounding box
+("box"), and an obstacle is its section's outline as thin segments, so a
+concave one (a bowl, a notched ramp) keeps its shape. Without, shapes come
+from the meshes' bounding boxes. Pivots pin a body to the world at a point (a
+lever, a gear's axle), gears couple two pivoted bodies with a ratio, and bodies
+the scene declares may overlap (meshing teeth) do not collide with each other.
+pymunk is deterministic, so tracks repeat exactly.
 """
 from __future__ import annotations
 

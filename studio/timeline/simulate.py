@@ -1,11 +1,11 @@
 """Rigid-body simulation of 3D bodies with MuJoCo, collision from the real meshes.
 
 Each simulated body becomes a free MuJoCo body whose collision geometry is the
-convex hull of its mesh (a carried crate, a ball, a box); its mass is the IR's
+convex hull of its mesh (a box, a ball, a bottle); its mass is the IR's
 and its inertia MuJoCo's, from the hull. Obstacles (by default the scene's
 static bodies) are fixed at their world pose, split into convex parts first
 (`convex_parts`: a body whose hull is much fuller than its mesh — a wall with
-a doorway, a cup — is cut in two across its longest side, again and again, and
+an opening, a bowl — is cut in two across its longest side, again and again, and
 each part gets its own hull), so a ball can roll into a cup or through a door.
 Friction and restitution are per body (restitution becomes the contact's
 damping ratio, the usual spring-damper reading of a coefficient of

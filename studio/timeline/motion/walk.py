@@ -3,7 +3,7 @@
 Legs are declared in the tool's parameters, not in the scene: a root body and,
 per leg, its joint chain (hip to ankle), its sole frame and its gait phase.
 Legs with the same phase swing together and the phases swing in turn, so a
-biped is two legs at phases 0 and 0.5, and a quadruple walking in diagonal
+biped is two legs at phases 0 and 0.5, and a quadruped walking in diagonal
 pairs is front-left with hind-right at 0 and the other pair at 0.5. The group
 that leads in the direction of travel steps first.
 
