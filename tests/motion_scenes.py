@@ -91,3 +91,50 @@ def shelf_arm_scene() -> Scene:
         "rest": {"floor": [0, 0, 0, 1, 0, 0, 0], "post": [0, 0, 0, 1, 0, 0, 0],
                  "shelf_a": [0.6, 0, 0, 1, 0, 0, 0], "shelf_b": [0, 0.6, 0, 1, 0, 0, 0],
                  "box": [0.6, 0, 0.3, 1, 0, 0, 0]}})
+
+
+HIP_Y, THIGH, SHIN, ANKLE = 0.1, 0.4, 0.4, 0.06
+TURNER_LEGS = [{"joints": [f"{k}_{s}" for k in ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle")],
+                "sole": f"sole_{s}", "phase": 0.5 * i} for i, s in enumerate("lr")]
+
+
+def turner_scene() -> Scene:
+    """A box biped whose hips can turn (yaw, roll, pitch; knee; ankle pitch): it can walk a curve."""
+    bodies = [{"name": "floor", "kind": "ground", "flags": ["static"], "mass": 0,
+               "geometry": {"size": [10, 10, 0.1], "offset": {"position": [0, 0, -0.05]}}},
+              {"name": "hips", "kind": "link", "group": "turner", "mass": 10.0,
+               "geometry": {"size": [0.2, 0.3, 0.3], "offset": {"position": [0, 0, 0.15]}}}]
+    joints, frames = [], []
+    for s, sign in (("l", 1), ("r", -1)):
+        links = [(f"yaw_{s}", 0.2, [0.04, 0.04, 0.04], [0, 0, 0]), (f"roll_{s}", 0.2, [0.04, 0.04, 0.04], [0, 0, 0]),
+                 (f"thigh_{s}", 3.0, [0.08, 0.08, THIGH], [0, 0, -THIGH / 2]),
+                 (f"shin_{s}", 2.0, [0.07, 0.07, SHIN], [0, 0, -SHIN / 2]),
+                 (f"foot_{s}", 0.8, [0.22, 0.1, ANKLE], [0.04, 0, -ANKLE / 2])]
+        for name, mass, size, at in links:
+            bodies.append({"name": name, "kind": "link", "group": "turner", "mass": mass,
+                           "geometry": {"size": size, "offset": {"position": at}}})
+        chain = [("hip_yaw", "hips", f"yaw_{s}", [0, sign * HIP_Y, 0], [0, 0, 1], -0.8, 0.8),
+                 ("hip_roll", f"yaw_{s}", f"roll_{s}", [0, 0, 0], [1, 0, 0], -0.5, 0.5),
+                 ("hip_pitch", f"roll_{s}", f"thigh_{s}", [0, 0, 0], [0, 1, 0], -1.8, 1.0),
+                 ("knee", f"thigh_{s}", f"shin_{s}", [0, 0, -THIGH], [0, 1, 0], 0.0, 2.4),
+                 ("ankle", f"shin_{s}", f"foot_{s}", [0, 0, -SHIN], [0, 1, 0], -0.9, 0.9)]
+        for name, parent, child, at, axis, lo, hi in chain:
+            joints.append({"name": f"{name}_{s}", "type": "revolute", "parent": parent, "child": child,
+                           "origin": {"position": at}, "axis": axis, "lower": lo, "upper": hi})
+        frames.append({"name": f"sole_{s}", "body": f"foot_{s}", "local": {"position": [0.04, 0, -ANKLE]}})
+    return Scene.from_dict({"name": "turner", "bodies": bodies, "joints": joints, "frames": frames,
+                            "rest": {"floor": [0, 0, 0, 1, 0, 0, 0], "hips": [0, 0, THIGH + SHIN + ANKLE, 1, 0, 0, 0]}})
+
+
+def turner_standing(scene: Scene, x: float, y: float, yaw: float, height: float = 0.8) -> Pose:
+    pose = Pose.rest(scene).completed(scene)
+    pose.roots["hips"] = [x, y, height, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+    for s in "lr":
+        pose.joints[f"knee_{s}"] = 0.6
+    c, sn = math.cos(yaw), math.sin(yaw)
+    feet = {f"sole_{s}": np.array([x - sn * side * HIP_Y + c * 0.04, y + c * side * HIP_Y + sn * 0.04, 0.0, yaw])
+            for s, side in (("l", 1), ("r", -1))}
+    legs = {leg["sole"]: (leg["joints"], leg["sole"]) for leg in TURNER_LEGS}
+    pose, err = place_feet(scene, pose, legs, feet, 200)
+    assert err < 2e-4, err
+    return pose

@@ -1,11 +1,15 @@
-"""The walk tool on the robot and on the dog: planted feet stay put (at most 5 mm), the centre of
-mass stays over the feet (the SupportMargin verifier, within the tool's 5 cm tolerance), the walk
-ends in the second state, and a path through a wall is refused naming the wall and the waypoint."""
+"""The walk tool on the robot, the dog and a biped that can turn: planted feet stay put (at most
+5 mm), the centre of mass stays over the feet (the SupportMargin verifier, within the tool's 5 cm
+tolerance), the walk ends in the second state, and a path through a wall is refused naming the
+wall and the waypoint."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
-from motion_scenes import DOG_LEGS, ROBOT_LEGS, dog_scene, dog_standing, robot_scene, robot_standing, segment
+from motion_scenes import (DOG_LEGS, ROBOT_LEGS, TURNER_LEGS, dog_scene, dog_standing, robot_scene, robot_standing,
+                           segment, turner_scene, turner_standing)
 
 from studio.checks import support_margin
 from studio.checks.footage import Footage
@@ -121,3 +125,17 @@ def test_legs_naming_no_joint_are_refused():
     seg = segment(scene, robot_standing(scene, 0.0), robot_standing(scene, 0.5), 48, None)
     with pytest.raises(MotionError, match="legs\\[0\\] names joint 'knee_x'"):
         motion_tool("walk").author(seg, {"root": "pelvis", "legs": legs})
+
+
+def test_a_biped_with_hip_yaw_turns_along_its_path(cache):
+    scene = turner_scene()
+    seg = segment(scene, turner_standing(scene, 0.0, 0.0, 0.0), turner_standing(scene, 1.0, 1.0, math.pi / 2),
+                  120, cache)
+    params = {"root": "hips", "legs": TURNER_LEGS, "step_length": 0.3, "waypoints": [[1.0, 0.0]], "facing": "path",
+              "sway": 0.5}
+    out, tracks, soles = check_walk(seg, params, cache)
+    yaw = [2 * math.atan2(q[3], q[0]) for q in tracks.roots["hips"][:, 3:]]
+    assert yaw[0] == pytest.approx(0.0, abs=1e-9) and yaw[-1] == pytest.approx(math.pi / 2, abs=1e-9)
+    corner = int(np.argmin(np.linalg.norm(tracks.roots["hips"][:, :2] - [1.0, 0.0], axis=1)))
+    assert 0.3 < yaw[corner] < 1.3                                  # turning as it rounds the corner
+    assert np.all(np.diff(yaw) > -0.02)                             # one way round

@@ -54,6 +54,7 @@ COM_TOLERANCE = 0.05     # metres the centre of mass may be outside the support 
 MAX_SLIDE = 0.005        # metres a planted sole may move
 SHIFT = 1 / 3            # share of each step spent shifting the weight (the rest swings the foot)
 MIN_SWING = 3            # frames a swing needs at least
+TURN = 0.4               # metres of path over which a walk facing its path turns at a corner
 LIFT = 0.2               # share of a swing spent rising before the foot moves across (and settling after)
 
 LEG_SCHEMA = {
@@ -160,9 +161,8 @@ class _Path:
         plain = self.yaw_a + p * (self.yaw_b - self.yaw_a)
         if self.facing != "path" or self.length < 1e-9:
             return plain
-        s = p * self.length
-        i = min(int(np.searchsorted(self.cum, s, side="right")) - 1, len(self.points) - 2)
-        d = self.points[i + 1] - self.points[i]
+        delta = min(TURN, self.length / 4) / self.length       # the heading over a stretch: corners rounded
+        d = self.xy(min(p + delta, 1.0)) - self.xy(max(p - delta, 0.0))
         heading = self.yaw_a + wrap(math.atan2(d[1], d[0]) - self.yaw_a)
         turn_in, turn_out = float(smooth(p / 0.2)), float(smooth((1 - p) / 0.2))
         along = self.yaw_a + turn_in * (heading - self.yaw_a)
