@@ -92,3 +92,10 @@ def test_an_end_far_from_the_approved_state_is_refused_with_the_difference(tmp_p
 def test_unknown_bodies_are_named(tmp_path):
     with pytest.raises(MotionError, match="'plank' is no root body"):
         run(tmp_path, {"bodies": ["plank"]}, frames=4)
+
+
+def test_a_simulation_that_blows_up_is_refused_by_name_not_reset(tmp_path):
+    """MuJoCo resets a run whose numbers blow up and carries on from the start; the tool refuses."""
+    with pytest.raises(MotionError, match=r"'ball' blew up by frame 100\d"):
+        run(tmp_path, {"velocities": {"ball": {"linear": [1e15, 0.0, 0.0]}},
+                       "bounds": [[-1e300] * 3, [1e300] * 3]}, frames=8)

@@ -204,9 +204,17 @@ def simulate_rigid(scene: Scene, pose: Pose, bodies: list[str] | Setup, frame_st
     ids = [model.body(b).id for b in setup.bodies]
     out = {b: np.zeros((n_frames, 7)) for b in setup.bodies}
     lo, hi = setup.bounds if setup.bounds is not None else (None, None)
+    unstable = [mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQACC]
     for f in range(n_frames):
         if f:
             mujoco.mj_step(model, data, nstep=setup.substeps)
+        for w in unstable:              # MuJoCo resets a run that blew up and carries on: never let that pass
+            if data.warning[w].number:
+                dof = int(data.warning[w].lastinfo)
+                body = model.body(int(model.dof_bodyid[dof])).name if 0 <= dof < model.nv else "a body"
+                raise SimulationError(f"simulate: {body!r} blew up by frame {frame_start + f} (a position, speed "
+                                      f"or acceleration that is not a number or is huge); lower the start "
+                                      f"velocities or raise substeps")
         for b, i in zip(setup.bodies, ids):
             p, q = data.xpos[i], data.xquat[i]
             if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
