@@ -8,17 +8,22 @@ pairs is front-left with hind-right at 0 and the other pair at 0.5. The group
 that leads in the direction of travel steps first.
 
 The root goes from the first state's place along the waypoints to the second
-state's place (its yaw from one state's to the other's, or turning along the
-path with facing "path"); each sole keeps its place relative to the root,
-changing from the first state's to the second's along the way, so the walk
-ends in the second state's stance. A step moves a foot no farther than
-`step_length`. Every step is one quasi-static cycle: with all feet down the
-root shifts so the centre of mass is over the feet that will stay planted
-(forwards fully, sideways by `sway`, since a character without ankle roll
-cannot lean over one foot and keep it flat), then the group swings along an
-arc of `step_height` and lands flat (every move eased so that neither speed nor
-acceleration jumps where it starts or stops). Feet are kept flat by a second IK goal a
-toe length ahead of the sole at the sole's height.
+state's place (its yaw from one state's to the other's, or with facing "path"
+turning along the path, corners rounded over TURN metres); each sole keeps its
+place relative to the root, changing from the first state's to the second's
+along the way, so the walk ends in the second state's stance. A step moves a
+foot no farther than `step_length`; the groups stagger by a fraction of a
+step and square up at the end. Every step is one quasi-static cycle: with all
+feet down the root shifts (`shift`, a share of the step) so the centre of
+mass is over the feet that will stay planted — forwards fully, sideways by
+`sway`, since a character without ankle roll cannot lean over one foot and
+keep it flat — then the group lifts, swings along an arc of `step_height` and
+lands. `overlap` lets the shift run on into the swing (smoother, a little
+less balanced); balance "between" keeps the hips amid the feet instead (a
+sidestep of such a character, at a cost in balance that `com_tolerance` must
+then allow); `settle` keeps a share of the segment after the last step for
+the height and tilt to change (a squat at the end). Feet are kept flat by IK
+goals a toe length ahead of the sole and beside it, at the sole's height.
 
 What the tool checks and refuses (never clamps): a path that passes through a
 static body (any body of the scene that is not ground and rises above the
