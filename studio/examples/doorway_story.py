@@ -49,7 +49,8 @@ F = {"start": 1001, "reach": 1065, "lift": 1089, "sidestep": 1153, "advance": 12
      "tilt": 1305, "through": 1425, "set_down": 1457, "release": 1481}
 ASIDE = 0.62             # how far the robot steps sideways to pass the stand (0.4 half-width + feet)
 CARRYING_STATES = {"lift", "sidestep", "advance", "align", "tilt", "through"}   # panel off its support, held
-INWARD = 0.18            # shoulder roll towards the body that the in-betweens may use (the states need 0.16)
+INWARD = 0.25            # shoulder roll towards the body that the in-betweens may use (the states need 0.16)
+TUCKED = 0.18            # less, while the panel is lowered close in front of the torso
 APPROACH = [-0.07, 0.0, 0.03]   # the hands come to the edge from behind and above the grip
 
 # ---- the motion tools each segment names ------------------------------------
@@ -57,11 +58,11 @@ PLANTED = {"root": "pelvis", "legs": [{"joints": joints, "sole": sole, "phase": 
                                       for i, (joints, sole) in enumerate(LEGS.values())]}
 
 
-def _hands(via: bool = False) -> list[dict]:
+def _hands(via: bool = False, inward: float = INWARD) -> list[dict]:
     """Both grippers, their arm chains, the shoulders kept from rolling into the torso."""
     out = []
     for side, sign in (("l", 1), ("r", -1)):
-        room = {f"shoulder_roll_{side}": [-INWARD, None] if sign > 0 else [None, INWARD]}
+        room = {f"shoulder_roll_{side}": [-inward, None] if sign > 0 else [None, inward]}
         e = {"frame": f"gripper_{side}", "joints": ARMS[side], "limits": room}
         if via:
             e["via"] = APPROACH
@@ -88,7 +89,8 @@ MOTION = {
     "advance..align": ("carry", dict(HELD, on="pelvis", walk=_walk(SIDESTEP, com_tolerance=OFF_BALANCE, balance="between"))),
     "align..tilt": ("carry", dict(HELD, legs=PLANTED)),
     "tilt..through": ("carry", dict(HELD, on="pelvis", walk=_walk(0.25))),
-    "through..set_down": ("place", dict(HELD, legs=PLANTED, tolerance=0.04)),   # mid-way the arms fall short
+    "through..set_down": ("place", {"body": "panel", "effectors": _hands(inward=TUCKED), "legs": PLANTED,
+                                    "tolerance": 0.04}),        # lowering it, mid-way the arms fall short
     "set_down..release": ("release", {"body": "panel", "effectors": _hands(), "legs": PLANTED}),
 }
 SEGMENTS = [tuple(k.split("..")) for k in MOTION]
