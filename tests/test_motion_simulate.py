@@ -94,8 +94,11 @@ def test_unknown_bodies_are_named(tmp_path):
         run(tmp_path, {"bodies": ["plank"]}, frames=4)
 
 
-def test_a_simulation_that_blows_up_is_refused_by_name_not_reset(tmp_path):
-    """MuJoCo resets a run whose numbers blow up and carries on from the start; the tool refuses."""
+def test_a_simulation_that_blows_up_is_refused_by_name_not_reset(tmp_path, monkeypatch):
+    """MuJoCo resets a run whose numbers blow up and carries on from the start; the tool refuses,
+    and MuJoCo's warning goes to the log, not to a file in the working folder."""
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(MotionError, match=r"'ball' blew up by frame 100\d"):
         run(tmp_path, {"velocities": {"ball": {"linear": [1e15, 0.0, 0.0]}},
                        "bounds": [[-1e300] * 3, [1e300] * 3]}, frames=8)
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()

@@ -17,6 +17,7 @@ naming the body and the frame.
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,6 +34,7 @@ from studio.scene.meshes import body_mesh, geometry_hash
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import matrix_to_quat, quat_to_matrix
 
+LOG = logging.getLogger(__name__)
 FRICTION, RESTITUTION = 0.8, 0.0
 CONCAVITY = 0.08          # a part is convex enough when its hull adds less than this share of its volume
 MAX_DEPTH = 4             # at most 2**depth parts per obstacle
@@ -40,6 +42,13 @@ MAX_DEPTH = 4             # at most 2**depth parts per obstacle
 
 class SimulationError(ValueError):
     """A simulation that blew up or lost a body; the message names it and the frame."""
+
+
+def _warned(message: str) -> None:
+    LOG.warning("MuJoCo: %s", message.strip())
+
+
+mujoco.set_mju_user_warning(_warned)   # to the studio's log, never MuJoCo's own MUJOCO_LOG.TXT in the cwd
 
 
 @dataclass
