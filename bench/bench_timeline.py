@@ -6,23 +6,27 @@
    baseline, side by side: the same solver with each batch evaluated by the
    generic studio.scene.kinematics.forward on the same bodies.
    Both must reach every target within 1 mm.
-2. A baked walk: the doorway's tilt..through segment (97 frames: footsteps,
-   leg IK per frame, hands following the carried panel), frames per second.
+2. A walk: the doorway's tilt..through segment authored by the `carry` tool its plan
+   names (121 frames: footsteps, leg IK per frame, the panel on the pelvis, hands
+   following it by IK, slide and balance measured), frames per second.
 Run: .venv/bin/python bench/bench_timeline.py [N]
 """
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from studio.examples.doorway import build_scene
-from studio.examples.doorway_story import ARMS, F, segment_tracks, state_poses
+from studio.examples.doorway_story import ARMS, F, MOTION, plan, state_poses
 from studio.scene.kinematics import forward
 from studio.scene.pose import Pose
 from studio.timeline import ik
 from studio.timeline.ik import Goal, frame_pose, solve_ik
+from studio.timeline.motion import Segment, motion_tool
 from studio.timeline.storyboard import State
 
 
@@ -74,8 +78,11 @@ def main(n: int = 200) -> None:
     poses = state_poses(scene)
     a = State("tilt", F["tilt"], poses["tilt"].pose)
     b = State("through", F["through"], poses["through"].pose)
+    tool, params = MOTION["tilt..through"]
+    seg = Segment("tilt..through", scene, a, b, plan(), 24, Path(tempfile.mkdtemp(prefix="bench_timeline_")))
+    motion_tool(tool).author(seg, params)                 # meshes built and cached first
     t0 = time.perf_counter()
-    tracks = segment_tracks(scene, a, b, "carry")
+    tracks = motion_tool(tool).author(seg, params).tracks
     dt = time.perf_counter() - t0
     print(f"walk tilt..through: {tracks.n_frames} frames in {dt:.2f} s ({tracks.n_frames / dt:.1f} frames/s)")
 

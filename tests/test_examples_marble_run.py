@@ -1,5 +1,5 @@
 """The marble run example end to end: scene, plan, key states through their checks, the gate,
-motion from one planar simulation, and the film's required checks."""
+motion by the planar tool the plan names (one run), and the film's required checks."""
 from __future__ import annotations
 
 import numpy as np
@@ -46,9 +46,10 @@ def test_scene_round_trips_and_plan_validates():
     assert [s["frame"] for s in story.plan()["states"]] == [1001, 1086, 1120]
 
 
-def test_simulation_repeats_exactly():
-    release = Pose.rest(scene_def.build_scene())
-    a, b = story.simulate(release), story.simulate(release)
+def test_simulation_repeats_exactly(tmp_path):
+    scene = scene_def.build_scene()
+    release = Pose.rest(scene)
+    a, b = story.simulate(scene, release, tmp_path), story.simulate(scene, release, tmp_path)
     np.testing.assert_array_equal(a.roots["marble"], b.roots["marble"])
     assert a.frame_start == 1001 and a.frame_end == 1120
 
@@ -63,6 +64,7 @@ def test_gate_refused_motion_before_approval(film):
     reasons = dict(film["refused"].reasons)
     assert reasons["released"].startswith("unreviewed")
     assert film["baked"] == ["released..lower_ramp", "lower_ramp..in_cup"]
+    assert [s["tool"] for s in list_segments(film["project"])] == ["planar", "planar"]
     assert [s["segment"] for s in list_segments(film["project"])] == film["baked"]
 
 

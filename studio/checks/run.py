@@ -52,10 +52,20 @@ def run_on(footage: Footage, names: list[str] | None = None) -> list[Report]:
 
 def run_checks(scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks, *, plan: dict | None = None,
                states: list | None = None, names: list[str] | None = None,
-               cache: ContactCache | None = None) -> list[Report]:
-    """Verify baked tracks; states: (frame, Pose[, id]) the tracks must hit."""
+               cache: ContactCache | None = None, attachments: list[dict] | None = None) -> list[Report]:
+    """Verify baked tracks; states: (frame, Pose[, id]) the tracks must hit; attachments: the holds
+    the motion tools recorded ({"frame", "body", "start", "end"}), read by Supported and ContactSlip."""
     footage = Footage.build(scene, meshes, tracks, plan=plan, states=states, cache=cache)
+    if attachments:
+        footage.extra["attachments"] = list(attachments)
     return run_on(footage, names)
+
+
+def tool_attachments(project: Project) -> list[dict]:
+    """Every hold the baked segments' motion tools recorded."""
+    from studio.timeline.author import AUTHORED_DOC
+    doc = project.get_doc(AUTHORED_DOC) or {}
+    return [a for seg in doc.values() if isinstance(seg, dict) for a in seg.get("attachments", []) or []]
 
 
 def approved_states(project: Project) -> list[tuple[int, Pose, str]]:
@@ -87,7 +97,8 @@ def verify_film(project: Project, cache: ContactCache | None = None) -> list[Rep
         raise ValueError(f"{project.path}: nothing is baked yet (no segments in the tracks table)")
     plan = project.get_doc("plan")
     states = [(f, p.completed(scene), i) for f, p, i in storyboard_states(project)]
-    reports = run_checks(scene, scene_meshes(scene, project.path), tracks, plan=plan, states=states, cache=cache)
+    reports = run_checks(scene, scene_meshes(scene, project.path), tracks, plan=plan, states=states, cache=cache,
+                         attachments=tool_attachments(project))
     save_reports(project, "film", reports, checked_hash=film_hash(tracks, scene, plan), actor="verifier")
     return reports
 

@@ -5,8 +5,8 @@ A per-frame support graph: its nodes are the bodies, its sources the ground
 (self_propelled, buoyant), its edges resting contact (surface distance <=
 tau), joints and pivots (always), declared attachments (an allowed overlap
 with reason "attachment") and carrying (from the frame a plan `grasp` first
-holds to its `release`, the grasped body hangs on the body carrying the named
-frame). A dynamic body is supported when it reaches a source. Liquids and
+holds to its `release`, or over a hold a motion tool recorded, the grasped body
+hangs on the body carrying the named frame). A dynamic body is supported when it reaches a source. Liquids and
 effects are not judged. The floating rate F_m is unsupported dynamic
 body-frames / dynamic body-frames (exempt bodies are in neither).
 """
@@ -57,10 +57,12 @@ def support(film: Footage) -> tuple[np.ndarray, np.ndarray]:
 
 
 def carries(film: Footage) -> list[tuple[str, str, int, int]]:
-    """(carrier body, carried body, first frame, last frame) from the plan's grasp/release events."""
+    """(carrier body, carried body, first frame, last frame) from the plan's grasp/release events
+    and from the holds the motion tools recorded (film.extra["attachments"])."""
+    held = _tool_holds(film)
     plan_events = list((film.plan or {}).get("events", []) or [])
     if not plan_events or film.n_frames == 0:
-        return []
+        return held
     result = event_checks.evaluate(film, plan_events)
     frames = {f.name: f.body for f in film.scene.frames}
     out = []
@@ -77,6 +79,16 @@ def carries(film: Footage) -> list[tuple[str, str, int, int]]:
                 if rr and rr[0]:
                     last = rr[1]
         out.append((frames[fr], body, result[g["id"]][1], last))
+    return out + [h for h in held if h not in out]
+
+
+def _tool_holds(film: Footage) -> list[tuple[str, str, int, int]]:
+    frames = {f.name: f.body for f in film.scene.frames}
+    out = []
+    for a in film.extra.get("attachments", []) or []:
+        carrier = frames.get(a.get("frame"), a.get("frame"))
+        if carrier in film.names and a.get("body") in film.names and a.get("end", -1) >= a.get("start", 0):
+            out.append((carrier, a["body"], int(a["start"]), int(a["end"])))
     return out
 
 

@@ -8,4 +8,5 @@ EXAMPLES = {
     "doorway": ("studio.examples.doorway", "studio.examples.doorway_story"),
     "marble_run": ("studio.examples.marble_run", "studio.examples.marble_run_story"),
     "dog_paper": ("studio.examples.dog_paper", "studio.examples.dog_paper_story"),
+    "crates": ("studio.examples.crates", "studio.examples.crates_story"),
 }

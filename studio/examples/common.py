@@ -16,3 +16,20 @@ def create_project(path: str | Path, scene: Scene, action: str) -> Project:
     for body in scene.bodies:
         build_body_mesh(body, project.path)
     return project
+
+
+def bake_plan(project: Project, stack=None, segments: list[str] | None = None, actor: str = "example") -> list[str]:
+    """Bake every segment the plan lists with the motion tool and parameters it names (the
+    generic bake, through the gate and the command stack); returns the segments baked."""
+    from studio.timeline.commands import CommandStack
+    from studio.timeline.plan import load_plan, plan_segments
+    from studio.timeline.segment_commands import AuthorSegment
+
+    stack = stack or CommandStack()
+    done = []
+    for seg in plan_segments(load_plan(project) or {}):
+        if segments is not None and seg not in segments:
+            continue
+        stack.run(AuthorSegment(project, seg, actor))
+        done.append(seg)
+    return done

@@ -1,15 +1,13 @@
-"""The dog-and-newspaper film's story: plan, five key states, and the motion between them.
+"""The dog-and-newspaper film's story: its plan and key states; its motion is the tools'.
 
 The dog stands behind the newspaper, lowers its head until the tip of its
-muzzle rests on the paper (grasp), lifts it and walks in diagonal pairs to the
-mat (a stop at the carry state mid-way), lowers its head again to set the
-paper on the mat, lets go and stands up. The paper rides on the `mouth` frame
-from the grasp to the put-down (studio.timeline.carry), with the offset it had
-at the grasp, so it is set down on the mat exactly as it was picked up, 12 mm
-higher. The motion of each segment is made from its two approved states: the
-trunk, neck and head are eased between them, the paws are planted or walked
-(studio.examples.dog_gait) and the legs follow by IK; every segment is baked
-through the gate.
+muzzle rests on the paper (`grasp`), walks in diagonal pairs to the mat with
+the paper riding on its `mouth` frame (`carry` with a `walk`, a stop at the
+carry state mid-way), lowers its head to set the paper on the mat (`place`)
+and lets go, standing up (`release`). Key poses are given as numbers (trunk,
+neck, head, tail) and IK goals (each paw flat on the floor under its hip, the
+muzzle on the paper); the paper in each state is where the mouth holds it, so
+it is set down on the mat exactly as it was picked up, 12 mm higher.
 """
 from __future__ import annotations
 
@@ -20,21 +18,21 @@ import numpy as np
 
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
-from studio.scene.kinematics import forward, pose_world
+from studio.scene.kinematics import pose_world
 from studio.scene.meshes import body_mesh
-from studio.scene.pose import Pose, Tracks
-from studio.scene.transforms import from_7
+from studio.scene.pose import Pose
+from studio.scene.transforms import from_7, invert, to_7
 from studio.store.project import Project
-from studio.timeline.carry import attach_offset, carried_track
-from studio.timeline.commands import BakeSegment, CommandStack, SetState
+from studio.timeline.commands import CommandStack, SetState
 from studio.timeline.film import segment_id
 from studio.timeline.ik import Goal, frame_pose, solve_ik
 from studio.timeline.plan import save_plan
-from studio.timeline.storyboard import State, get_state
+from studio.timeline.storyboard import State
+from studio.timeline.walk import place_feet
 
-from . import dog_gait as gait
 from . import dog_paper as d
 from . import story_cli
+from .common import bake_plan
 
 STAND, GRASP, CARRY, AT_MAT, PUT_DOWN, RELEASE = 1001, 1030, 1090, 1140, 1160, 1180
 STATES = [  # id, frame, description
@@ -42,12 +40,26 @@ STATES = [  # id, frame, description
     ("grasp", GRASP, "head lowered, the newspaper in its mouth"),
     ("carry", CARRY, "carrying the newspaper, half-way to the mat"),
     ("at_mat", AT_MAT, "at the mat, still holding the newspaper"),
+    ("put_down", PUT_DOWN, "head lowered, the newspaper set on the mat, still in its mouth"),
     ("release", RELEASE, "the newspaper lies on the mat; the dog stands upright"),
 ]
 GRASP_PITCH = 1.1             # the head's pitch in the world at the grasp (nose down)
-RISE = 12                     # frames to lift the head and stand before walking
-TOOL = "dog walk: eased trunk, paws planted or stepping in diagonal pairs, leg IK, carry on the mouth"
+STANDING_Z = 0.40             # trunk centre above the floor when standing
+STANCE_SPREAD = 0.02          # paws sit this far outside their hips along X (a steadier stance)
 PAPER_REST = [d.PAPER_X, 0.0, d.PAPER[2] / 2, 1.0, 0.0, 0.0, 0.0]
+
+LEGS = [{"joints": [f"hip_{leg}", f"knee_{leg}", f"ankle_{leg}"], "sole": f"paw_{leg}",
+         "phase": 0.0 if leg in ("fl", "hr") else 0.5} for leg in d.LEGS]          # diagonal pairs
+PLANTED = {"root": "torso", "legs": LEGS}
+HEAD = [{"frame": "mouth", "joints": ["neck", "head"]}]
+WALK = {"root": "torso", "legs": LEGS, "step_length": 0.25, "step_height": 0.05, "shift": 0.1, "overlap": 1.0}
+MOTION = {
+    "stand..grasp": ("grasp", {"body": "newspaper", "effectors": HEAD, "legs": PLANTED}),
+    "grasp..carry": ("carry", {"body": "newspaper", "on": "mouth", "walk": WALK}),
+    "carry..at_mat": ("carry", {"body": "newspaper", "on": "mouth", "walk": WALK}),
+    "at_mat..put_down": ("place", {"body": "newspaper", "on": "mouth", "legs": PLANTED}),
+    "put_down..release": ("release", {"body": "newspaper", "effectors": HEAD, "legs": PLANTED}),
+}
 
 
 def mat_region() -> tuple[list[float], list[float]]:
@@ -77,7 +89,8 @@ def plan() -> dict:
              "window": [PUT_DOWN, RELEASE], "params": {"min": lo, "max": hi}, "after": ["picks_up"]},
             {"id": "paper_rests_on_mat", "kind": "contact", "subjects": ["newspaper", "mat"],
              "window": [PUT_DOWN, RELEASE], "params": {}, "after": ["picks_up"]}],
-        "motion": [{"segment": segment_id(a[0], b[0]), "notes": TOOL} for a, b in zip(STATES, STATES[1:])],
+        "motion": [{"segment": segment_id(a[0], b[0]), "tool": MOTION[segment_id(a[0], b[0])][0],
+                    "params": MOTION[segment_id(a[0], b[0])][1], "notes": ""} for a, b in zip(STATES, STATES[1:])],
     }
 
 
@@ -90,137 +103,76 @@ def author_plan(project: Project) -> dict:
 
 # ---- key poses ------------------------------------------------------------
 
-def grasp_body(scene: Scene) -> gait.Body:
+def stance(x: float) -> dict[str, np.ndarray]:
+    """Paw soles (x, y, z, yaw) flat on the floor under the hips of a level trunk centred at x."""
+    return {f"paw_{leg}": np.array([x + d.leg_sign(leg)[0] * (d.HIP_X + STANCE_SPREAD), d.leg_sign(leg)[1] * d.HIP_Y,
+                                    0.0, 0.0]) for leg in d.LEGS}
+
+
+def dog_pose(scene: Scene, x: float, z: float = STANDING_Z, pitch: float = 0.0, neck: float = 0.0,
+             head: float = 0.0, tail: float = 0.0, paws_at: float | None = None,
+             paper: list[float] | None = None) -> Pose:
+    """The dog's trunk, neck, head and tail as given, its paws flat on the floor by IK."""
+    pose = Pose.rest(scene).completed(scene)
+    pose.roots["torso"] = [x, 0.0, z, math.cos(pitch / 2), 0.0, math.sin(pitch / 2), 0.0]
+    pose.roots["newspaper"] = list(paper or PAPER_REST)
+    pose.joints.update({"neck": neck, "head": head, "tail": tail})
+    for leg in d.LEGS:                  # knees start bent the way they go (front back, hind forward)
+        pose.joints[f"knee_{leg}"] = -0.6 if leg[0] == "f" else 0.6
+    legs = {leg["sole"]: (leg["joints"], leg["sole"]) for leg in LEGS}
+    pose, err = place_feet(scene, pose, legs, stance(x if paws_at is None else paws_at), 200)
+    if err > 2e-4:
+        raise ValueError(f"dog pose at x {x}: a paw cannot stand where asked ({err * 1000:.2f} mm off)")
+    return pose
+
+
+def grasp_pose(scene: Scene) -> Pose:
     """Crouched over the paper with the neck and head solved so the muzzle's underside touches its top."""
-    body = gait.Body(d.DOG_X + 0.04, 0.33, 0.35, 1.2, -0.5, 0.0, gait.stance(d.DOG_X))
-    pose = gait.pose_of(body, {"newspaper": PAPER_REST})
+    x, z, pitch = d.DOG_X + 0.04, 0.33, 0.35
+    pose = dog_pose(scene, x, z, pitch, 1.2, -0.5, paws_at=d.DOG_X)
     target = np.array([d.PAPER_X - 0.03, 0.0, d.PAPER[2]])
     rot = np.array([math.cos(GRASP_PITCH / 2), 0.0, math.sin(GRASP_PITCH / 2), 0.0])
     solved, _ = solve_ik(scene, pose, ["neck", "head"], [Goal("mouth", target, rot, rotation_weight=0.05)], 200)
-    body = body.copy(neck=round(solved.joints["neck"], 6), head=round(solved.joints["head"], 6))
-    head = body_mesh(scene.body("head"))
-    lowest = (head.vertices @ pose_world(scene, gait.pose_of(body))["head"][:3, :3].T)[:, 2].min()
-    top = pose_world(scene, gait.pose_of(body))["head"][2, 3] + lowest
-    return body.copy(z=round(body.z + d.PAPER[2] + 0.0005 - top, 6))   # rest the muzzle on the paper
+    neck, head = round(solved.joints["neck"], 6), round(solved.joints["head"], 6)
+    pose = dog_pose(scene, x, z, pitch, neck, head, paws_at=d.DOG_X)
+    mesh = body_mesh(scene.body("head"))
+    world = pose_world(scene, pose)["head"]
+    top = world[2, 3] + (mesh.vertices @ world[:3, :3].T)[:, 2].min()
+    return dog_pose(scene, x, round(z + d.PAPER[2] + 0.0005 - top, 6), pitch, neck, head, paws_at=d.DOG_X)
 
 
-def key_bodies(scene: Scene) -> dict[str, gait.Body]:
-    """The dog at every key (the five states and the put-down between at_mat and release)."""
-    grasp = grasp_body(scene)
-    up = gait.Body(d.DOG_X, gait.STANDING_Z, 0.0, 0.0, 0.0, 0.0, gait.stance(d.DOG_X))
+def key_poses(scene: Scene) -> dict[str, Pose]:
+    """Every state's pose; the paper rides on the mouth from the grasp to the put-down."""
+    grasp = grasp_pose(scene)
+    t = grasp.roots["torso"]
+    pitch = 2 * math.atan2(t[5], t[3])
     travel = d.MAT_X - d.PAPER_X                       # the paper goes from the floor to the mat's centre
     end_x, mid_x = d.DOG_X + travel, d.DOG_X + travel / 2
-    holding = dict(neck=0.35, head=0.35)               # the head a little down, paper under the muzzle
+    held = invert(frame_pose(scene, grasp, "mouth")) @ from_7(np.asarray(PAPER_REST))
+
+    def holding(pose: Pose) -> Pose:
+        pose.roots["newspaper"] = to_7(frame_pose(scene, pose, "mouth") @ held).tolist()
+        return pose
+    put_down = holding(dog_pose(scene, t[0] + travel, t[2] + d.MAT[2], pitch, grasp.joints["neck"],
+                                grasp.joints["head"], paws_at=end_x))
     return {
-        "stand": up,
+        "stand": dog_pose(scene, d.DOG_X),
         "grasp": grasp,
-        "carry": up.copy(x=mid_x, paws=gait.stance(mid_x), **holding),
-        "at_mat": up.copy(x=end_x, paws=gait.stance(end_x), **holding),
-        "put_down": grasp.copy(x=grasp.x + travel, z=grasp.z + d.MAT[2], paws=gait.stance(end_x)),
-        "release": up.copy(x=end_x, paws=gait.stance(end_x), tail=0.2),
+        "carry": holding(dog_pose(scene, mid_x, neck=0.35, head=0.35)),
+        "at_mat": holding(dog_pose(scene, end_x, neck=0.35, head=0.35)),
+        "put_down": put_down,
+        "release": dog_pose(scene, end_x, tail=0.2, paper=put_down.roots["newspaper"]),
     }
 
 
-def body_of(scene: Scene, pose: Pose) -> gait.Body:
-    """Read a stored state's pose back as a dog Body (paws from forward kinematics)."""
-    pose = pose.completed(scene)
-    t = pose.roots["torso"]
-    pitch = 2 * math.atan2(t[5], t[3])
-    paws = {}
-    for leg in d.LEGS:
-        p = frame_pose(scene, pose, f"paw_{leg}")[:3, 3]
-        paws[leg] = (float(p[0]), 0.0 if abs(p[2]) < 1e-7 else float(p[2]))
-    j = pose.joints
-    return gait.Body(t[0], t[2], pitch, float(j["neck"]), float(j["head"]), float(j["tail"]), paws)
-
-
-# ---- motion ---------------------------------------------------------------
-
-def settle(a: gait.Body, b: gait.Body, frames: np.ndarray) -> list[gait.Body]:
-    """Paws planted where b has them; trunk, neck, head and tail eased from a to b."""
-    t = (frames - frames[0]) / max(frames[-1] - frames[0], 1)
-    return [gait.blend(a, b, float(s)).copy(paws=dict(b.paws)) for s in t]
-
-
-def stride(a: gait.Body, b: gait.Body, frames: np.ndarray) -> list[gait.Body]:
-    """Stand up from a over RISE frames (if a is not standing), then walk to b; the tail wags."""
-    rise = RISE if not np.allclose([a.z, a.pitch, a.x], [b.z, b.pitch, _stance_x(a)], atol=1e-6) else 0
-    start = b.copy(x=_stance_x(a), paws=dict(a.paws))
-    out = settle(a, start, frames[:rise + 1])[:-1] if rise else []
-    walk_frames = frames[len(out):]
-    paws, trunk = gait.walk_paws(start.x, b.x, walk_frames)
-    t = (walk_frames - walk_frames[0]) / max(walk_frames[-1] - walk_frames[0], 1)
-    for i, f in enumerate(walk_frames):
-        wag = 0.35 * math.sin(2 * math.pi * (f - walk_frames[0]) / 16) * math.sin(math.pi * t[i]) ** 2
-        out.append(start.copy(x=float(trunk[i]), tail=start.tail + wag,
-                              paws={leg: tuple(map(float, paws[leg][i])) for leg in d.LEGS}))
-    return out
-
-
-def _stance_x(body: gait.Body) -> float:
-    """The trunk x a body's planted paws stand around."""
-    return float(np.mean([body.paws[leg][0] for leg in d.LEGS]))
-
-
-def segment_bodies(scene: Scene, a: State, b: State, put_down: gait.Body) -> list[gait.Body]:
-    ba, bb = body_of(scene, a.pose), body_of(scene, b.pose)
-    frames = np.arange(a.frame, b.frame + 1)
-    if a.id == "at_mat":                 # lower the head to the mat, let go, stand up
-        first = settle(ba, put_down, frames[frames <= PUT_DOWN])
-        return first[:-1] + settle(put_down, bb, frames[frames >= PUT_DOWN])
-    if all(np.allclose(ba.paws[leg], bb.paws[leg], atol=1e-6) for leg in d.LEGS):
-        return settle(ba, bb, frames)
-    return stride(ba, bb, frames)
-
-
-def paper_track(scene: Scene, tracks: Tracks, offset: np.ndarray, rest: list[float]) -> np.ndarray:
-    """The newspaper's (F,7) track: at rest before the grasp, on the mouth until the put-down, then left there."""
-    world = forward(scene, tracks.roots, tracks.joints, tracks.n_frames)
-    mouth = world["head"] @ _frame_local(scene, "mouth")
-    frames = tracks.frames
-    out = np.tile(np.asarray(rest, float), (len(frames), 1))
-    held = (frames >= GRASP) & (frames <= PUT_DOWN)
-    out[held] = carried_track(mouth[held], offset)
-    after = frames > PUT_DOWN
-    if after.any():
-        placed = carried_track(mouth[frames == PUT_DOWN], offset) if (frames == PUT_DOWN).any() else None
-        out[after] = placed[0] if placed is not None else rest
-    return out
-
-
-def _frame_local(scene: Scene, name: str) -> np.ndarray:
-    return from_7(np.asarray(scene.frame(name).local.as_list()))
-
-
-def _tracks(scene: Scene, bodies: list[gait.Body], frame_start: int, offset: np.ndarray,
-            paper_rest: list[float]) -> Tracks:
-    poses = [gait.pose_of(b, {"newspaper": paper_rest}) for b in bodies]
-    tracks = Tracks.from_poses(frame_start, poses)
-    tracks.roots["newspaper"] = paper_track(scene, tracks, offset, paper_rest)
-    return tracks
-
-
-def grasp_offset(scene: Scene, grasp_pose: Pose) -> np.ndarray:
-    """The newspaper's pose in the mouth frame at the grasp."""
-    pose = grasp_pose.completed(scene)
-    paper = pose_world(scene, pose)["newspaper"]
-    return attach_offset(frame_pose(scene, pose, "mouth"), paper)
-
-
 def author_states(project: Project, stack: CommandStack | None = None) -> list[State]:
-    """Pose and store the five key states, the newspaper where the carry puts it (through the
-    command stack, so each is undoable)."""
+    """Pose and store the key states (through the command stack, so each is undoable)."""
     scene = load_scene(project)
     stack = stack or CommandStack()
-    keys = key_bodies(scene)
-    offset = grasp_offset(scene, gait.pose_of(keys["grasp"], {"newspaper": PAPER_REST}))
+    poses = key_poses(scene)
     out = []
     for sid, frame, text in STATES:
-        single = _tracks(scene, [keys[sid]], frame, offset, PAPER_REST)
-        if sid == "release":                       # placed at the put-down, then left on the mat
-            placed = _tracks(scene, [keys["put_down"]], PUT_DOWN, offset, PAPER_REST)
-            single.roots["newspaper"] = placed.roots["newspaper"]
-        state = State(sid, frame, single.pose_at(frame), "side", text)
+        state = State(sid, frame, poses[sid], "side", text)
         stack.run(SetState(project, state, actor="example"))
         out.append(state)
     return out
@@ -228,29 +180,8 @@ def author_states(project: Project, stack: CommandStack | None = None) -> list[S
 
 def author_motion(project: Project, stack: CommandStack | None = None,
                   segments: list[str] | None = None) -> list[str]:
-    """Bake every segment from its approved states (each through the gate); returns the segments baked."""
-    scene = load_scene(project)
-    stack = stack or CommandStack()
-    states = [get_state(project, sid) for sid, _, _ in STATES]
-    missing = [sid for (sid, _, _), s in zip(STATES, states) if s is None]
-    if missing:
-        raise ValueError(f"{project.path}: no state {missing[0]!r}; run author_states first")
-    grasp = states[1].pose.completed(scene)
-    offset = grasp_offset(scene, grasp)
-    put_down = body_of(scene, grasp)
-    at_mat = body_of(scene, states[3].pose)
-    travel = at_mat.x - body_of(scene, states[0].pose).x
-    put_down = put_down.copy(x=put_down.x + travel, z=put_down.z + d.MAT[2], paws=dict(at_mat.paws))
-    paper_rest = list(states[0].pose.completed(scene).roots["newspaper"])
-    baked = []
-    for a, b in zip(states, states[1:]):
-        seg = segment_id(a.id, b.id)
-        if segments is not None and seg not in segments:
-            continue
-        tracks = _tracks(scene, segment_bodies(scene, a, b, put_down), a.frame, offset, paper_rest)
-        stack.run(BakeSegment(project, seg, tracks, TOOL, actor="example"))
-        baked.append(seg)
-    return baked
+    """Bake every segment with the tool the plan names (each through the gate)."""
+    return bake_plan(project, stack, segments)
 
 
 def main(argv: list[str] | None = None) -> int:

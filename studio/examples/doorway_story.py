@@ -6,15 +6,14 @@ walks past it, lines up with the door, tilts the panel (a 50 degree roll, so
 its 1.2 m width fits the 0.9 m opening), walks through, lowers it onto its far
 edge beside the drop spot and lets go. Each state is posed by IK (legs to flat
 feet under the centre of mass, hands to targets set off the panel's handle
-frames); motion between approved states comes from the timeline's tools
-(footsteps and walking, carrying the panel with the pelvis while the hands
-follow it by IK, interpolation for the in-place moves) and is baked through
-the gate. The grasp holds the fingertips 4 mm off the edge face: the hands
+frames); motion between approved states comes from the motion tools each
+plan segment names (grasp while walking up, carry with the panel riding on
+the pelvis while the legs walk and the hands follow it by IK, carry in place
+for the lift and the tilt, place, release), baked through the gate. The grasp holds the fingertips 4 mm off the edge face: the hands
 are solid and must not cut into the panel.
 """
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 
@@ -22,16 +21,16 @@ import numpy as np
 
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
-from studio.scene.pose import Pose, Tracks
-from studio.scene.transforms import from_7, quat_from_axis_angle, to_7
+from studio.scene.pose import Pose
+from studio.scene.transforms import from_7, quat_from_axis_angle
 from studio.store.project import Project
-from studio.timeline.commands import BakeSegment, CommandStack, SetState
-from studio.timeline.footsteps import plan_footsteps
-from studio.timeline.ik import Goal, frame_pose, solve_ik
-from studio.timeline.interpolate import ease, interpolate_poses
+from studio.timeline.commands import CommandStack, SetState
+from studio.timeline.ik import Goal, solve_ik
 from studio.timeline.plan import save_plan
-from studio.timeline.storyboard import State, get_state
-from studio.timeline.walk import centre_of_mass, place_feet, walk
+from studio.timeline.storyboard import State
+from studio.timeline.walk import centre_of_mass, place_feet
+
+from .common import bake_plan
 
 LEGS = {k: ([f"hip_pitch_{k}", f"hip_roll_{k}", f"knee_{k}", f"ankle_{k}"], f"sole_{k}") for k in "lr"}
 ARMS = {k: [f"shoulder_pitch_{k}", f"shoulder_roll_{k}", f"elbow_{k}"] for k in "lr"}   # wrist roll stays put
@@ -49,12 +48,52 @@ ROLL = math.radians(50)
 F = {"start": 1001, "reach": 1065, "lift": 1089, "sidestep": 1153, "advance": 1217, "align": 1281,
      "tilt": 1305, "through": 1425, "set_down": 1457, "release": 1481}
 ASIDE = 0.62             # how far the robot steps sideways to pass the stand (0.4 half-width + feet)
-SEGMENTS = [("start", "reach", "walk"), ("reach", "lift", "lift"), ("lift", "sidestep", "carry"),
-            ("sidestep", "advance", "carry"), ("advance", "align", "carry"), ("align", "tilt", "tilt"),
-            ("tilt", "through", "carry"), ("through", "set_down", "place"), ("set_down", "release", "release")]
 CARRYING_STATES = {"lift", "sidestep", "advance", "align", "tilt", "through"}   # panel off its support, held
-CARRIED = {"reach..lift", "lift..sidestep", "sidestep..advance", "advance..align", "align..tilt",
-           "tilt..through", "through..set_down"}
+INWARD = 0.25            # shoulder roll towards the body that the in-betweens may use (the states need 0.16)
+TUCKED = 0.18            # less, while the panel is lowered close in front of the torso
+APPROACH = [-0.07, 0.0, 0.03]   # the hands come to the edge from behind and above the grip
+
+# ---- the motion tools each segment names ------------------------------------
+PLANTED = {"root": "pelvis", "legs": [{"joints": joints, "sole": sole, "phase": 0.5 * i}
+                                      for i, (joints, sole) in enumerate(LEGS.values())]}
+
+
+def _hands(via: bool = False, inward: float = INWARD) -> list[dict]:
+    """Both grippers, their arm chains, the shoulders kept from rolling into the torso."""
+    out = []
+    for side, sign in (("l", 1), ("r", -1)):
+        room = {f"shoulder_roll_{side}": [-inward, None] if sign > 0 else [None, inward]}
+        e = {"frame": f"gripper_{side}", "joints": ARMS[side], "limits": room}
+        if via:
+            e["via"] = APPROACH
+        out.append(e)
+    return out
+
+
+def _walk(step: float, **more) -> dict:
+    """Feet flat, hips kept between the feet (this robot has no ankle roll to lean over one foot)."""
+    return dict(PLANTED, step_length=step, step_height=0.05, sway=0.0, overlap=1.0, shift=0.2, **more)
+
+
+OFF_BALANCE = 0.10       # a sidestep keeps the hips between the feet: the centre of mass leaves the stance foot
+
+
+SIDESTEP, STRIDE = 0.14, 0.3        # without hip yaw or ankle roll, a wide lateral stance tilts the feet
+HELD = {"body": "panel", "effectors": _hands()}
+MOTION = {
+    "start..reach": ("grasp", {"body": "panel", "effectors": _hands(via=True),
+                               "walk": dict(_walk(STRIDE), settle=0.3), "begin": 0.7}),
+    "reach..lift": ("carry", dict(HELD, legs=PLANTED)),
+    "lift..sidestep": ("carry", dict(HELD, on="pelvis", walk=_walk(SIDESTEP, com_tolerance=OFF_BALANCE, balance="between"))),
+    "sidestep..advance": ("carry", dict(HELD, on="pelvis", walk=_walk(STRIDE))),
+    "advance..align": ("carry", dict(HELD, on="pelvis", walk=_walk(SIDESTEP, com_tolerance=OFF_BALANCE, balance="between"))),
+    "align..tilt": ("carry", dict(HELD, legs=PLANTED)),
+    "tilt..through": ("carry", dict(HELD, on="pelvis", walk=_walk(0.25))),
+    "through..set_down": ("place", {"body": "panel", "effectors": _hands(inward=TUCKED), "legs": PLANTED,
+                                    "tolerance": 0.04}),        # lowering it, mid-way the arms fall short
+    "set_down..release": ("release", {"body": "panel", "effectors": _hands(), "legs": PLANTED}),
+}
+SEGMENTS = [tuple(k.split("..")) for k in MOTION]
 
 
 def plan() -> dict:
@@ -105,7 +144,7 @@ def plan() -> dict:
             {"id": "story", "kind": "order", "subjects": ["grasp_l", "through_door", "release_l"],
              "window": [F["start"], F["release"]], "params": {}, "after": []},
         ],
-        "motion": [{"segment": f"{a}..{b}", "notes": tool} for a, b, tool in SEGMENTS],
+        "motion": [{"segment": seg, "tool": tool, "params": params, "notes": ""} for seg, (tool, params) in MOTION.items()],
     }
 
 
@@ -263,155 +302,9 @@ def author_states(project: Project, stack: CommandStack | None = None) -> dict[s
 
 
 # ---- motion ---------------------------------------------------------------
-def _sole_feet(scene: Scene, pose: Pose) -> dict[str, np.ndarray]:
-    out = {}
-    for side, (_, sole) in LEGS.items():
-        m = frame_pose(scene, pose, sole)
-        out[side] = np.array([m[0, 3], m[1, 3], 0.0, math.atan2(m[1, 0], m[0, 0])])
-    return out
-
-
-def _walk_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose]:
-    pa, pb = a.pose.completed(scene), b.pose.completed(scene)
-    fa, fb = _sole_feet(scene, pa), _sole_feet(scene, pb)
-    goal = (fb["l"][:2] + fb["r"][:2]) / 2
-    d = goal - (fa["l"][:2] + fa["r"][:2]) / 2
-    sideways = abs(d[1]) > abs(d[0])
-    first = ("l" if d[1] > 0 else "r") if sideways else "l"
-    # without hip yaw or ankle roll, a wide lateral stance tilts the feet: sidesteps stay short
-    steps = plan_footsteps(fa["l"][[0, 1, 3]], fa["r"][[0, 1, 3]], goal, a.frame, b.frame,
-                           step_length=0.14 if sideways else 0.4, first=first, facing=0.0,
-                           foot_size=(0.22, 0.09))
-    pelvis_a = np.asarray(pa.roots["pelvis"][:3])
-    # the states stand balanced (feet under the centre of mass) or deliberately off it (the
-    # squat): the pelvis keeps each state's offset from the feet, blended along the walk
-    off_a = (fa["l"][:2] + fa["r"][:2]) / 2 - pelvis_a[:2]
-    off_b = goal - np.asarray(pb.roots["pelvis"][:2])
-    # height and stance change once the feet have arrived (squatting mid-stride runs out of ankle)
-    frames = np.arange(a.frame, b.frame + 1)
-    settle = steps.steps[-1].land if steps.steps else a.frame
-    t = ease((frames - settle) / max(b.frame - settle, 1))
-    offset = off_a + t[:, None] * (off_b - off_a)
-    heights = pelvis_a[2] + t * (pb.roots["pelvis"][2] - pelvis_a[2])
-    between = interpolate_poses(scene, [(a.frame, pa), (b.frame, pb)])
-    rel = np.linalg.inv(from_7(np.asarray(pa.roots["pelvis"]))) @ from_7(np.asarray(pa.roots["panel"]))
-
-    grips_b = {sd: frame_pose(scene, pb, f"gripper_{sd}")[:3, 3] for sd in "lr"}
-    started: dict[str, np.ndarray] = {}
-
-    def upper(i: int, pose: Pose) -> Pose:
-        _arms_from(pose, between, i)
-        if carrying:
-            panel = to_7(from_7(np.asarray(pose.roots["pelvis"])) @ rel).tolist()
-            pose.roots["panel"] = panel
-            pose = _grippers_to(scene, pose, panel)
-        else:
-            pose.roots["panel"] = between.roots["panel"][i].tolist()
-            if b.id in REACHES and frames[i] >= settle:      # fingertips come to the edge from behind
-                pose = _approach(scene, pose, grips_b, started, (frames[i] - settle) / max(b.frame - settle, 1))
-        return pose
-
-    # the hips stay over the feet: this robot has no ankle roll, so leaning the pelvis over the
-    # stance foot would tip both soles into the floor; the centre of mass rides the feet's midpoint
-    poses, _ = walk(scene, pa, "pelvis", LEGS, steps, heights, offset, step_height=0.05, sway=None, upper=upper)
-    return poses
-
-
-REACHES = {"reach"}      # states whose hands arrive at the panel's edge at the end of a walk
-APPROACH = np.array([-0.07, 0.0, 0.03])   # the waypoint behind and above the grip
-
-
-def _approach(scene: Scene, pose: Pose, grips: dict, started: dict, u: float) -> Pose:
-    """Grippers from where they were when the feet settled, via a point behind and above the
-    edge, to the grip, so the hands never pass over the panel on the way in."""
-    room = _arm_room(scene)
-    for side, grip in grips.items():
-        if side not in started:
-            started[side] = frame_pose(scene, pose, f"gripper_{side}")[:3, 3]
-        way = grip + APPROACH
-        target = (started[side] + ease(u / 0.6) * (way - started[side]) if u < 0.6
-                  else way + ease((u - 0.6) / 0.4) * (grip - way))
-        pose, _ = solve_ik(room, pose, ARMS[side], [Goal(f"gripper_{side}", target)], 25)
-    return pose
-
-
-def _arms_from(pose: Pose, tracks: Tracks, i: int) -> None:
-    for side in "lr":
-        for j in (*ARMS[side], f"wrist_{side}"):
-            pose.joints[j] = float(tracks.joints[j][i])
-
-
-INWARD = 0.18            # shoulder roll towards the body that the in-betweens may use (the states need 0.16)
-
-
-_ROOM: dict[int, Scene] = {}
-
-
-def _arm_room(scene: Scene) -> Scene:
-    """The scene with the shoulders' inward roll limited, so an in-between keeps the upper arms off the torso."""
-    if id(scene) in _ROOM:
-        return _ROOM[id(scene)]
-    room = _ROOM[id(scene)] = copy.deepcopy(scene)
-    room.joint("shoulder_roll_l").lower = max(room.joint("shoulder_roll_l").lower, -INWARD)
-    room.joint("shoulder_roll_r").upper = min(room.joint("shoulder_roll_r").upper, INWARD)
-    _ROOM[id(scene)] = room
-    return room
-
-
-def _grippers_to(scene: Scene, pose: Pose, panel: list[float]) -> Pose:
-    """From arms in-betweened between two good states, move only as far as the grippers need."""
-    room = _arm_room(scene)
-    for side, (grip, _) in hand_targets(scene, panel).items():
-        pose, _ = solve_ik(room, pose, ARMS[side], [Goal(f"gripper_{side}", grip)], 25)
-    return pose
-
-
-def _in_place_segment(scene: Scene, a: State, b: State, carrying: bool) -> list[Pose]:
-    pa, pb = a.pose.completed(scene), b.pose.completed(scene)
-    between = interpolate_poses(scene, [(a.frame, pa), (b.frame, pb)])
-    feet = _sole_feet(scene, pa)
-    grips = {s: (frame_pose(scene, pa, f"gripper_{s}")[:3, 3], frame_pose(scene, pb, f"gripper_{s}")[:3, 3])
-             for s in "lr"}
-    t = ease(np.linspace(0.0, 1.0, between.n_frames))
-    poses, pose = [], pa
-    for i in range(between.n_frames):
-        pose = pose.copy()
-        pose.roots["pelvis"] = between.roots["pelvis"][i].tolist()
-        pose.roots["panel"] = between.roots["panel"][i].tolist()
-        _arms_from(pose, between, i)
-        if carrying:
-            pose = _grippers_to(scene, pose, pose.roots["panel"])
-        else:                            # letting go: the grippers back off along a straight line
-            for s, (g0, g1) in grips.items():
-                pose, _ = solve_ik(scene, pose, ARMS[s], [Goal(f"gripper_{s}", g0 + t[i] * (g1 - g0))], 25)
-        pose, _ = place_feet(scene, pose, LEGS, feet, 30)
-        poses.append(pose)
-    return poses
-
-
-def segment_tracks(scene: Scene, a: State, b: State, tool: str) -> Tracks:
-    carrying = f"{a.id}..{b.id}" in CARRIED
-    if tool in ("walk", "carry"):
-        poses = _walk_segment(scene, a, b, carrying)
-    else:
-        poses = _in_place_segment(scene, a, b, carrying)
-    return Tracks.from_poses(a.frame, [p.completed(scene) for p in poses])
-
-
 def author_motion(project: Project, stack: CommandStack | None = None, segments: list[str] | None = None) -> list[str]:
-    """Bake every segment of the plan (each through the gate); returns the segments baked."""
-    scene = load_scene(project)
-    stack = stack or CommandStack()
-    done = []
-    for a_id, b_id, tool in SEGMENTS:
-        seg = f"{a_id}..{b_id}"
-        if segments is not None and seg not in segments:
-            continue
-        a, b = get_state(project, a_id), get_state(project, b_id)
-        tracks = segment_tracks(scene, a, b, tool)
-        stack.run(BakeSegment(project, seg, tracks, tool, actor="example"))
-        done.append(seg)
-    return done
+    """Bake every segment with the tool the plan names (each through the gate); returns the segments baked."""
+    return bake_plan(project, stack, segments)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,10 +10,9 @@ end of ramp_2 and ramp_3 a stop (a small block between the rails) catches the
 marble as it drops from the ramp above, so it turns and rolls back down.
 
 The marble (radius 12 mm) rolls on the base plates between the rails, 8 mm
-clear of each rail, so the planar simulation (studio.timeline.planar) sees only
-what lies in the marble's plane: the base plates, the stops and the cup's base
-and walls (`simulation_scene` builds those stand-ins as boxes with the same
-poses). Named frames: `release` (ramp_1, where the marble starts) and
+clear of each rail, so the planar motion tool, which cuts the meshes with the
+marble's plane, sees the base plates, the stops, the floor and the cup's base
+and walls, and no rail. Named frames: `release` (ramp_1, where the marble starts) and
 `cup_centre` (cup, on its base). Camera cam_side looks at the run from -Y,
 a little from above so the cup's inside shows.
 """
@@ -111,27 +110,6 @@ def build_scene() -> Scene:
                  NamedFrame("cup_centre", "cup", Transform([0.0, 0.0, CUP_BASE], ident))]
     s.cameras += [Camera("cam_side", [0.05, -1.1, 0.95], [0.05, 0.0, 0.15], 35.0, 36.0, [640, 360])]
     return Scene.from_dict(s.to_dict())      # validated, as a saved scene would be
-
-
-def simulation_scene(scene: Scene) -> Scene:
-    """What the planar simulation sees in the plane y = 0: the marble as a ball of its radius,
-    the ramps' base plates, the stops, the floor and the cup's base and two wall sections, as boxes
-    placed like the real bodies (the rails and the rest of the cup lie outside the plane)."""
-    def box(name, size, offset=(0.0, 0.0, 0.0), kind="static"):
-        return Body(name, kind, Geometry(source="box", size=list(size),
-                                         offset=Transform(list(offset), [1.0, 0.0, 0.0, 0.0])), mass=0.02)
-    r_in = CUP_RADIUS - CUP_WALL
-    bodies = [box("marble", [2 * MARBLE_RADIUS] * 3, kind="rigid"),
-              box("floor", [1.6, 0.8, 0.03], (0, 0, -0.015), "ground"),
-              box("cup_base", [2 * CUP_RADIUS, 2 * r_in, CUP_BASE], (0, 0, CUP_BASE / 2)),
-              box("cup_wall_near", [CUP_WALL, 0.01, CUP_HEIGHT], (-(r_in + CUP_WALL / 2), 0, CUP_HEIGHT / 2)),
-              box("cup_wall_far", [CUP_WALL, 0.01, CUP_HEIGHT], (r_in + CUP_WALL / 2, 0, CUP_HEIGHT / 2))]
-    bodies += [box(n, [RAMP_LENGTH, RAMP_WIDTH, PLATE], (0, 0, PLATE / 2)) for n in RAMPS]
-    bodies += [box(n, STOP) for n in STOPS]
-    rest = {n: list(scene.rest[n]) for n in ("marble", "floor", *RAMPS, *STOPS)}
-    for n in ("cup_base", "cup_wall_near", "cup_wall_far"):
-        rest[n] = list(scene.rest["cup"])
-    return Scene(name="marble_run_plane", bodies=bodies, rest=rest)
 
 
 def create(path: str | Path) -> Project:

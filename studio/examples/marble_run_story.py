@@ -1,29 +1,30 @@
-"""The marble run film's story: plan, key states and motion, all from one simulation.
+"""The marble run film's story: its plan and key states; its motion is the `planar` tool's.
 
-The marble's motion is a planar pymunk simulation (studio.timeline.planar) in
-the plane y = 0, started at rest from the `released` state. pymunk is
-deterministic, so the key states are samples of that simulation at their
-frames, and `author_motion` — run after a person approves them — simulates
-again from the approved `released` pose and bakes each segment through the
-gate; the baked tracks pass through every state exactly.
+Each segment of the plan names the planar motion tool (pymunk in the plane
+y = 0, shapes cut from the real meshes), started at rest from the `released`
+state; the later segment continues the same run (`from`), so the segments
+join exactly. pymunk is deterministic, so the key states are samples of that
+run at their frames (the tool offers them), and the generic bake — run after
+a person approves them — passes through every state exactly.
 """
 from __future__ import annotations
 
 import sys
 
-import numpy as np
+from pathlib import Path
 
 from studio.scene.io import load_scene
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
-from studio.timeline.commands import BakeSegment, CommandStack, SetState
+from studio.timeline.commands import CommandStack, SetState
 from studio.timeline.film import segment_id
+from studio.timeline.motion import Segment, motion_tool
 from studio.timeline.plan import save_plan
-from studio.timeline.planar import Mechanism, Plane, simulate_planar
-from studio.timeline.storyboard import State, get_state
+from studio.timeline.storyboard import State
 
 from . import marble_run as scene_def
 from . import story_cli
+from .common import bake_plan
 
 FRAME_START, FRAME_END = 1001, 1120
 STATES = [  # id, frame, description
@@ -31,7 +32,7 @@ STATES = [  # id, frame, description
     ("lower_ramp", 1086, "the marble rolls down the lowest ramp towards the cup"),
     ("in_cup", FRAME_END, "the marble lies at rest in the cup"),
 ]
-TOOL = "planar simulation (pymunk)"
+PLANAR = {"bodies": {"marble": "circle"}, "friction": 0.7, "elasticity": 0.1}
 
 
 def cup_region() -> tuple[list[float], list[float]]:
@@ -63,8 +64,10 @@ def plan() -> dict:
              "window": [1095, FRAME_END], "params": {"min": lo, "max": hi}, "after": ["rolls_on_lower_ramp"]},
             {"id": "rests_in_cup", "kind": "contact", "subjects": ["marble", "cup"],
              "window": [FRAME_END, FRAME_END], "params": {}, "after": ["lands_in_cup"]}],
-        "motion": [{"segment": segment_id(a[0], b[0]), "notes": f"{TOOL}, sampled from one simulation"}
-                   for a, b in zip(STATES, STATES[1:])],
+        "motion": [{"segment": segment_id(a[0], b[0]), "tool": "planar",
+                    "params": dict(PLANAR, **({"from": STATES[0][0]} if i else {})),
+                    "notes": "one run of the marble from rest, sampled"}
+                   for i, (a, b) in enumerate(zip(STATES, STATES[1:]))],
     }
 
 
@@ -75,15 +78,12 @@ def author_plan(project: Project) -> dict:
     return p
 
 
-def simulate(release: Pose) -> Tracks:
-    """The marble's track from the released pose to the last frame (deterministic)."""
-    scene = scene_def.build_scene()
-    sim = scene_def.simulation_scene(scene)
-    start = Pose.rest(sim)
-    start.roots["marble"] = list(release.roots["marble"])
-    mech = Mechanism({"marble": "circle"}, obstacles=[b.name for b in sim.bodies if b.name != "marble"],
-                     friction=0.7, elasticity=0.1)
-    return simulate_planar(sim, start, mech, Plane(), FRAME_START, FRAME_END - FRAME_START + 1)
+def simulate(scene, release: Pose, project_dir: Path) -> Tracks:
+    """The marble's track from the released pose to the last frame, by the planar tool (deterministic)."""
+    start = State(STATES[0][0], FRAME_START, release.completed(scene))
+    end = State(STATES[-1][0], FRAME_END, release.completed(scene))
+    seg = Segment(segment_id(start.id, end.id), scene, start, end, plan(), 24, project_dir)
+    return motion_tool("planar").author(seg, dict(PLANAR, max_difference=1e9)).tracks
 
 
 def author_states(project: Project, stack: CommandStack | None = None) -> list[State]:
@@ -92,7 +92,7 @@ def author_states(project: Project, stack: CommandStack | None = None) -> list[S
     scene = load_scene(project)
     stack = stack or CommandStack()
     release = Pose.rest(scene)
-    track = simulate(release).roots["marble"]
+    track = simulate(scene, release, project.path).roots["marble"]
     out = []
     for sid, frame, description in STATES:
         pose = release.copy()
@@ -105,23 +105,8 @@ def author_states(project: Project, stack: CommandStack | None = None) -> list[S
 
 def author_motion(project: Project, stack: CommandStack | None = None,
                   segments: list[str] | None = None) -> list[str]:
-    """Bake every segment between the approved states from one simulation (each through the
-    gate); returns the segments baked."""
-    scene = load_scene(project)
-    stack = stack or CommandStack()
-    release = get_state(project, STATES[0][0])
-    if release is None:
-        raise ValueError(f"{project.path}: no state {STATES[0][0]!r}; run author_states first")
-    track = simulate(release.pose.completed(scene)).roots["marble"]
-    baked = []
-    for (a, fa, _), (b, fb, _) in zip(STATES, STATES[1:]):
-        seg = segment_id(a, b)
-        if segments is not None and seg not in segments:
-            continue
-        piece = Tracks(fa, {"marble": np.array(track[fa - FRAME_START:fb - FRAME_START + 1])}, {})
-        stack.run(BakeSegment(project, seg, piece, TOOL, actor="example"))
-        baked.append(seg)
-    return baked
+    """Bake every segment with the tool the plan names (each through the gate)."""
+    return bake_plan(project, stack, segments)
 
 
 def main(argv: list[str] | None = None) -> int:

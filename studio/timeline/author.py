@@ -25,7 +25,7 @@ from .bake import bake_segment
 from .gate import parse_segment, require_storyboards
 from .motion import Authored, MotionError, Segment, motion_tool
 from .plan import load_plan, segment_entry
-from .storyboard import State, get_state
+from .storyboard import State, get_state, list_states
 
 DEFAULT_TOOL = "interpolate"
 AUTHORED_DOC = "authored"          # per segment: tool, params, attachments, notes
@@ -73,11 +73,12 @@ def segment_tool(plan: dict | None, segment: str) -> tuple[str, dict]:
 
 
 def segment_of(project: Project, segment: str, scene: Scene, plan: dict | None) -> Segment:
-    """What a motion tool may read for `segment`: both states with their poses completed."""
-    a, b = (get_state(project, sid) for sid in parse_segment(segment))
-    done = [State(s.id, s.frame, s.pose.completed(scene), s.shot, s.description, s.still, s.visible)
-            for s in (a, b)]
-    return Segment(segment, scene, done[0], done[1], plan or {}, project.fps, project.path)
+    """What a motion tool may read for `segment`: both states (and the others, for a run that
+    starts earlier) with their poses completed."""
+    done = {s.id: State(s.id, s.frame, s.pose.completed(scene), s.shot, s.description, s.still, s.visible)
+            for s in list_states(project)}
+    a, b = (done.get(sid) or get_state(project, sid) for sid in parse_segment(segment))
+    return Segment(segment, scene, a, b, plan or {}, project.fps, project.path, done)
 
 
 def author(project: Project, segment: str, tool: str | None = None, params: dict | None = None,

@@ -41,6 +41,7 @@ class Segment:
     plan: dict
     fps: int
     project_dir: Path
+    states: dict[str, State] = field(default_factory=dict)  # every state by id: a run may start earlier
 
     @property
     def frames(self) -> int:
@@ -65,7 +66,7 @@ class MotionTool:
 
 
 MOTION_TOOLS: dict[str, MotionTool] = {}
-TOOL_MODULES = ("basic",)            # modules under studio.timeline.motion that register tools
+TOOL_MODULES = ("basic", "walk", "simulate", "reach", "planar")         # modules under studio.timeline.motion that register tools
 
 
 def register(tool: MotionTool) -> MotionTool:
