@@ -43,6 +43,7 @@ class Footage:
     taus: np.ndarray                   # (P,)
     counted: np.ndarray                # (P,) bool: penetration counts for this pair
     plan: dict | None = None
+    scale: np.ndarray | None = None    # (B,F) uniform scale of bodies whose scale changes; None: all 1
     states: list[tuple[int, Pose]] = field(default_factory=list)
     cache: ContactCache = field(default_factory=ContactCache)
     _contacts: Contacts | None = None
@@ -52,7 +53,8 @@ class Footage:
     @classmethod
     def build(cls, scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks, *,
               plan: dict | None = None, states: list[tuple[int, Pose]] | None = None,
-              cache: ContactCache | None = None) -> "Footage":
+              cache: ContactCache | None = None, scales: dict[str, np.ndarray] | None = None) -> "Footage":
+        """scales: per-frame uniform scale of a body (its mesh is given at scale 1)."""
         names = [b.name for b in scene.bodies]
         missing = [n for n in names if n not in meshes]
         if missing:
@@ -62,6 +64,14 @@ class Footage:
         world = np.stack([np.asarray(wd[b], float) if b in wd else np.tile(np.eye(4), (n, 1, 1))
                           for b in names]) if names else np.zeros((0, n, 4, 4))
         shapes = [shape_of(meshes[b]) for b in names]
+        scale = None
+        if scales:
+            scale = np.ones(world.shape[:2])
+            for i, b in enumerate(names):
+                if b in scales:
+                    k = np.asarray(scales[b], float)[:n]
+                    scale[i, :len(k)] = k
+                    world[i, :len(k), :3, :3] *= k[:, None, None]
         static = np.array([scene.body(b).is_static for b in names], bool)
         gone = {b for b in names if excluded_body(scene, b)}
         adjacent = {frozenset((j.parent, j.child)) for j in scene.joints}
@@ -79,7 +89,7 @@ class Footage:
         frames = tracks.frames if tracks.n_frames else np.zeros(0, np.int64)
         return cls(scene, tracks, frames, names, world, shapes, static,
                    np.asarray(pairs, np.int64).reshape(-1, 2), np.asarray(taus, float),
-                   np.asarray(counted, bool), plan, list(states or []), cache or ContactCache())
+                   np.asarray(counted, bool), plan, scale, list(states or []), cache or ContactCache())
 
     @property
     def n_frames(self) -> int:
@@ -89,11 +99,19 @@ class Footage:
         return self.names.index(body)
 
     @property
+    def tau_fp(self) -> np.ndarray:
+        """(F,P) tau of each pair at each frame (thickness at the frame's scale)."""
+        if self.scale is None or len(self.pairs) == 0:
+            return np.broadcast_to(self.taus[None, :], (self.n_frames, len(self.pairs)))
+        th = np.array([s.thickness for s in self.shapes])[:, None] * self.scale[:, :self.n_frames]
+        return tau(th[self.pairs[:, 0]], th[self.pairs[:, 1]]).T
+
+    @property
     def contacts(self) -> Contacts:
         """Every measured pair-frame within tau of touching (or overlapping)."""
         if self._contacts is None:
             self._contacts = measure(self.shapes, self.world[:, :self.n_frames], self.pairs, self.taus,
-                                     self.taus, self.cache)
+                                     self.taus, self.cache, self.scale)
         return self._contacts
 
     @property

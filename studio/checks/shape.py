@@ -112,6 +112,46 @@ class Shape:
             err[outside] = 0.0
         return val.reshape(shape), err.reshape(shape)
 
+    def proven(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Estimate and a proven interval [low, high] of the signed distance at local points (N,3).
+
+        The grid holds exact distances at its corners and distance is 1-Lipschitz, so within a
+        cell d(p) lies within d(c) -/+ |p - c| of every corner c. Outside the grid the distance
+        is at least the distance to the grid's box plus its margin around the mesh."""
+        p = np.asarray(p, float).reshape(-1, 3)
+        n = self._n
+        u = (p - self.grid_lo) * self._inv
+        outside = np.any((u < 0) | (u > n - 1), axis=1)
+        np.clip(u, 0, n - 1 - 1e-9, out=u)
+        i = u.astype(np.int64)
+        f = u - i
+        v = self._flat[(i @ self._strides)[:, None] + self._offsets[None, :]]          # (N, 8)
+        corner = np.array([(dx, dy, dz) for dx in (0, 1) for dy in (0, 1) for dz in (0, 1)], float)
+        reach = np.linalg.norm((f[:, None, :] - corner[None]) * self.grid_step, axis=2)
+        low, high = np.max(v - reach, axis=1), np.min(v + reach, axis=1)
+        est = self.lookup(p)[0]
+        if outside.any():
+            top = self.grid_lo + (n - 1) * self.grid_step
+            q = p[outside]
+            low[outside] = np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - q, q - top)), axis=1) + self._pad
+            high[outside] = np.inf
+        return np.clip(est, low, high), low, high
+
+    @property
+    def planes(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Outward unit normals and offsets of a convex mesh's faces (None if not convex): inside
+        such a mesh the signed distance is exactly max(n·p - o)."""
+        if not hasattr(self, "_planes"):
+            self._planes = None
+            m = self.mesh
+            if len(m.faces) >= 4 and m.is_watertight and m.is_convex:
+                keep = m.area_faces > 1e-14 * max(m.area, 1e-30)
+                normals = m.face_normals[keep]
+                offsets = np.sum(normals * m.triangles[keep, 0], axis=1)
+                planes = np.unique(np.round(np.c_[normals, offsets], 12), axis=0)
+                self._planes = (planes[:, :3] / np.linalg.norm(planes[:, :3], axis=1, keepdims=True), planes[:, 3])
+        return self._planes
+
     def signed(self, p: np.ndarray) -> np.ndarray:
         """Signed distance estimate (negative inside) at local points (...,3), trilinear."""
         return self.lookup(p)[0]
