@@ -50,6 +50,7 @@ MAX_JSON_BYTES = 64 << 20         # its JSON chunk at most 64 MiB
 MAX_ACCESSOR_VALUES = 1 << 26     # components in one accessor (count × width)
 MAX_FRAMES = 1_000_000            # frames in a film (11.6 hours at 24 fps)
 MAX_MOVING_NODE_FRAMES = 4_000_000  # moving nodes × frames held in memory at once
+MAX_NODE_DEPTH = 256              # levels of the node tree
 MAX_BODIES = 2_000
 MAX_TRIANGLES = 4_000_000         # triangles over all bodies
 MAX_COORD = 1e6                   # metres: positions, translations and scales beyond are refused
@@ -306,12 +307,14 @@ class Glb:
                 raise self.fail(f"{where}[{k}]: node {r} is a child of nodes[{parent[r]}], not a root")
             if r in seen:
                 raise self.fail(f"{where}[{k}]: node {r} is listed twice")
-            stack = [r]
+            stack = [(r, 1)]
             while stack:
-                i = stack.pop()
+                i, level = stack.pop()
+                if level > MAX_NODE_DEPTH:
+                    raise self.fail(f"nodes[{i}]: the node tree is deeper than {MAX_NODE_DEPTH} levels")
                 seen.add(i)
                 order.append(i)
-                stack.extend(int(c) for c in reversed(nodes[i].get("children", [])))
+                stack.extend((int(c), level + 1) for c in reversed(nodes[i].get("children", [])))
         for i in range(len(nodes)):             # a cycle among nodes no root reaches
             if i not in seen and i in parent:
                 j, steps = parent[i], 0
