@@ -178,16 +178,12 @@ def many_moving(doc, blob):
     doc["animations"][0]["samplers"][0] = {"input": t, "output": v}
 
 
-def nonuniform_growth(doc, blob):
-    """Non-uniform scale and a rotation below it skew the child: no rigid body can take that."""
-    doc["nodes"].append({"name": "holder", "children": [1], "rotation": [0, 0, 0.3826834, 0.9238795]})
-    doc["nodes"][1]["rotation"] = [0, 0.3826834, 0, 0.9238795]
-    doc["scenes"][0]["nodes"] = [0, len(doc["nodes"]) - 1]
-    t = add_data(doc, blob, np.array([0.0, 1.0]))
-    v = add_data(doc, blob, np.array([[1, 1, 1], [2, 1, 1]], float), typ="VEC3")
+def many_forms(doc, blob):
+    """A scale channel that takes 600 different proportions: each would be prepared as its own shape."""
+    t = add_data(doc, blob, np.arange(600) / 24.0)
+    v = add_data(doc, blob, np.c_[1 + np.arange(600) / 600, np.ones(600), np.ones(600)], typ="VEC3")
     doc["animations"][0]["samplers"].append({"input": t, "output": v})
-    doc["animations"][0]["channels"].append({"sampler": 1, "target": {"node": len(doc["nodes"]) - 1,
-                                                                      "path": "scale"}})
+    doc["animations"][0]["channels"].append({"sampler": 1, "target": {"node": 1, "path": "scale"}})
 
 
 def bin_only(doc, blob):
@@ -323,7 +319,7 @@ CASES: list[tuple[str, tuple[str, ...], object]] = [
     ("rotation_key_zero", ("rotation key of length 0",), keys([0, 1], [[0, 0, 0, 0], [0, 0, 0, 1]], "rotation")),
     ("scale_key_far", ("scale value", "beyond"), keys([0, 1], [[1, 1, 1], [1e7, 1, 1]], "scale")),
     ("scale_key_zero", ("crate", "scale 0"), keys([0, 1], [[1, 1, 1], [0, 0, 0]], "scale")),
-    ("skewing_scale", ("crate", "changes shape over time"), edit(nonuniform_growth)),
+    ("many_forms", ("nodes[1] (crate)", "600 different proportions"), edit(many_forms)),
     # extras the studio reads
     ("fps_1e308", ("extras.studio.fps",), setting("scenes.0.extras", {"studio": {"fps": 1e308}})),
     ("fps_negative", ("extras.studio.fps",), setting("scenes.0.extras", {"studio": {"fps": -24}})),

@@ -61,10 +61,15 @@ class ContactCache:
         return len(self.results)
 
 
-def world_boxes(shapes: list[Shape], world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """World bounding boxes (B,F,3) min and max of every body at every frame; world is (B,F,4,4)."""
+def world_boxes(shapes: list[Shape], world: np.ndarray, forms: dict | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """World bounding boxes (B,F,3) min and max of every body at every frame; world is (B,F,4,4).
+    A body with several forms (forms[b] = (shapes, which frame has which)) is boxed by their union."""
     lo = np.stack([s.lo for s in shapes])
     hi = np.stack([s.hi for s in shapes])
+    for b, (variants, _) in (forms or {}).items():
+        lo[b] = np.min([v.lo for v in variants], axis=0)
+        hi[b] = np.max([v.hi for v in variants], axis=0)
     corners = np.stack([np.where(np.array([(i >> k) & 1 for k in range(3)], bool), hi, lo)
                         for i in range(8)], axis=1)                      # (B,8,3)
     wc = np.einsum("bfij,bcj->bfci", world[..., :3, :3], corners) + world[:, :, None, :3, 3]
@@ -92,21 +97,23 @@ def similar_inverse(m: np.ndarray) -> np.ndarray:
 
 
 def measure(shapes: list[Shape], world: np.ndarray, pairs: np.ndarray, taus: np.ndarray,
-            margins: np.ndarray, cache: ContactCache | None = None, scale: np.ndarray | None = None) -> Contacts:
+            margins: np.ndarray, cache: ContactCache | None = None, scale: np.ndarray | None = None,
+            forms: dict | None = None) -> Contacts:
     """Gap, axis and point of every (frame, pair) the broadphase keeps.
 
     world may scale a body uniformly (scale (B,F), its factor per frame): distances in its
-    grid scale exactly, and tau then follows the thickness at that frame."""
+    grid scale exactly, and tau then follows the thickness at that frame. A body whose shape
+    changes has forms[b] = (shapes, (F,) index of the shape at each frame)."""
     cache = cache if cache is not None else ContactCache()
-    lo, hi = world_boxes(shapes, world)
+    forms = forms or {}
+    lo, hi = world_boxes(shapes, world, forms)
     F = world.shape[1]
     k = np.ones((len(shapes), F)) if scale is None else np.asarray(scale, float)[:, :F]
     wide = margins.copy()
-    if scale is not None and len(pairs):
-        kmax = k.max(axis=1)
-        th = np.array([s.thickness for s in shapes])
-        wide = margins + np.maximum(0.0, tau(th[pairs[:, 0]] * kmax[pairs[:, 0]], th[pairs[:, 1]] * kmax[pairs[:, 1]])
-                                    - taus)
+    if (scale is not None or forms) and len(pairs):
+        th = np.array([max([s.thickness] + [v.thickness for v in forms.get(b, ([], None))[0]])
+                       for b, s in enumerate(shapes)]) * k.max(axis=1)
+        wide = margins + np.maximum(0.0, tau(th[pairs[:, 0]], th[pairs[:, 1]]) - taus)
     f_all, p_all = broadphase(lo, hi, pairs, wide)
     K = len(f_all)
     gap, axis, point = np.zeros(K), np.zeros((K, 3)), np.zeros((K, 3))
@@ -114,40 +121,53 @@ def measure(shapes: list[Shape], world: np.ndarray, pairs: np.ndarray, taus: np.
     f_all, p_all = f_all[order], p_all[order]
     bounds = np.searchsorted(p_all, np.arange(len(pairs) + 1))
     for p in range(len(pairs)):
-        sl = slice(bounds[p], bounds[p + 1])
-        if sl.start == sl.stop:
+        if bounds[p] == bounds[p + 1]:
             continue
         a, b = pairs[p]
-        frames = f_all[sl]
-        wa, wb = world[a, frames], world[b, frames]
-        ka, kb = k[a, frames], k[b, frames]
-        rel = similar_inverse(wb) @ wa                                   # A-local -> B-local
-        tau_q = tau(shapes[a].thickness * ka, shapes[b].thickness * kb)
-        margin_q = margins[p] + (tau_q - taus[p])
-        key = np.round(np.c_[rel[:, :3, :4].reshape(-1, 12), ka, kb] * 1e7).astype(np.int64)
-        uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
-        tag = (shapes[a].hash, shapes[b].hash, round(float(taus[p]) * 1e7), round(float(margins[p]) * 1e7))
-        res = np.zeros((len(uniq), 7))
-        todo = []
-        for u in range(len(uniq)):
-            hit = cache.results.get(tag + (uniq[u].tobytes(),))
-            if hit is None:
-                todo.append(u)
-            else:
-                res[u] = hit
-        if todo:
-            todo = np.asarray(todo)
-            q = first[todo]
-            g, ax, pt = pair_query(shapes[a], shapes[b], rel[q], tau_q[q], margin_q[q], ka[q], kb[q])
-            res[todo, 0], res[todo, 1:4], res[todo, 4:7] = g, ax, pt
-            for j, u in enumerate(todo):
-                cache.results[tag + (uniq[u].tobytes(),)] = tuple(res[u])
-        r = res[inv]
-        gap[sl] = r[:, 0]
-        axis[sl] = np.einsum("fij,fj->fi", wb[:, :3, :3], r[:, 1:4]) / kb[:, None]
-        point[sl] = np.einsum("fij,fj->fi", wb[:, :3, :3], r[:, 4:7]) + wb[:, :3, 3]
+        at = np.arange(bounds[p], bounds[p + 1])
+        frames = f_all[at]
+        va = forms[a][1][frames] if a in forms else np.zeros(len(frames), np.int64)
+        vb = forms[b][1][frames] if b in forms else np.zeros(len(frames), np.int64)
+        for ua, ub in set(zip(va.tolist(), vb.tolist())):
+            sel = (va == ua) & (vb == ub)
+            sa = forms[a][0][ua] if a in forms else shapes[a]
+            sb = forms[b][0][ub] if b in forms else shapes[b]
+            fr = frames[sel]
+            gap[at[sel]], axis[at[sel]], point[at[sel]] = _pair_frames(
+                sa, sb, world[a, fr], world[b, fr], k[a, fr], k[b, fr], float(taus[p]), float(margins[p]), cache)
     return Contacts(f_all, p_all, gap, axis, point)
+
+
+def _pair_frames(sa: Shape, sb: Shape, wa: np.ndarray, wb: np.ndarray, ka: np.ndarray, kb: np.ndarray,
+                 tau_p: float, margin_p: float, cache: ContactCache):
+    """Gap, world axis and world point of one pair of shapes at several frames; each distinct
+    relative pose (and scale) is measured once, then kept in the cache."""
+    rel = similar_inverse(wb) @ wa                                       # A-local -> B-local
+    tau_q = tau(sa.thickness * ka, sb.thickness * kb)
+    margin_q = margin_p + (tau_q - tau_p)
+    key = np.round(np.c_[rel[:, :3, :4].reshape(-1, 12), ka, kb] * 1e7).astype(np.int64)
+    uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    tag = (sa.hash, sb.hash, round(tau_p * 1e7), round(margin_p * 1e7))
+    res = np.zeros((len(uniq), 7))
+    todo = []
+    for u in range(len(uniq)):
+        hit = cache.results.get(tag + (uniq[u].tobytes(),))
+        if hit is None:
+            todo.append(u)
+        else:
+            res[u] = hit
+    if todo:
+        todo = np.asarray(todo)
+        q = first[todo]
+        g, ax, pt = pair_query(sa, sb, rel[q], tau_q[q], margin_q[q], ka[q], kb[q])
+        res[todo, 0], res[todo, 1:4], res[todo, 4:7] = g, ax, pt
+        for u in todo:
+            cache.results[tag + (uniq[u].tobytes(),)] = tuple(res[u])
+    r = res[inv]
+    axis = np.einsum("fij,fj->fi", wb[:, :3, :3], r[:, 1:4]) / kb[:, None]
+    point = np.einsum("fij,fj->fi", wb[:, :3, :3], r[:, 4:7]) + wb[:, :3, 3]
+    return r[:, 0], axis, point
 
 
 def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, kb=None

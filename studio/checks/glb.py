@@ -5,11 +5,13 @@ several nodes gives each node its own body); all its triangle primitives
 (indexed or not, lists, strips and fans) form one surface. Animation channels
 (translation, rotation, scale; LINEAR, STEP or CUBICSPLINE) move nodes, and a
 node moves with its parents; static nodes may use a matrix. A body's world
-transform at each frame is split into a rotation and a stretch: a stretch that
-never changes is baked into its mesh; a uniform scale that changes over time
-is kept per frame (`scales`, the verifiers measure the body at that scale and
-take its thickness for tau at each frame); a non-uniform stretch that changes
-over time, skins and morph targets are refused, naming the node.
+transform at each frame is split into a rotation and a stretch (any scale or
+skew): a stretch that never changes is baked into its mesh; one that changes
+over time becomes the body's `Growth`, a uniform factor per frame (distances
+scale exactly with it) times a shape of volume 1, each distinct shape (non-
+uniform scale: squash and stretch) prepared as a mesh of its own; the
+verifiers measure the body as it is at each frame and take its thickness for
+tau at each frame. Skins and morph targets are refused, naming the node.
 Frames run from frame_start to frame_start + round(last key time · fps), fps
 24 and frame_start 1 unless the scene's extras say {"studio": {"fps",
 "frame_start"}}. glTF is +Y up; the data is turned to the studio's +Z up
@@ -37,6 +39,7 @@ from studio.scene.ir import Body, Geometry, Scene
 from studio.scene.pose import Tracks
 from studio.scene.transforms import matrix_to_quat, quat_normalize, quat_to_matrix
 
+from .footage import Growth
 from .gltf_keys import sample
 from .gltf_schema import MAX_DEPTH, SchemaError, check, depth, studio_extras
 
@@ -53,6 +56,7 @@ MAX_MOVING_NODE_FRAMES = 4_000_000  # moving nodes × frames held in memory at o
 MAX_NODE_DEPTH = 256              # levels of the node tree
 MAX_BODIES = 2_000
 MAX_TRIANGLES = 4_000_000         # triangles over all bodies
+MAX_FORMS = 500                   # proportions one body's animated scale may take (each is a prepared shape)
 MAX_COORD = 1e6                   # metres: positions, translations and scales beyond are refused
 GEOMETRY_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_mesh_quantization")
 READ_EXTENSIONS = ("KHR_mesh_quantization",)
@@ -69,7 +73,7 @@ def load_glb(path: str | Path) -> tuple[Scene, dict[str, trimesh.Trimesh], Track
 
 
 def load_glb_film(path: str | Path):
-    """The film and the per-frame uniform scale of each body whose scale changes over time."""
+    """The film, and the Growth of each body whose scale changes over time."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -244,7 +248,7 @@ class Glb:
         for i in order:                              # parents come before their children
             above = world[parent[i]] if i in parent else base
             world[i] = above @ self._local(i, channels.get(i, {}), times)
-        bodies, meshes, tracks_roots, scales, used, triangles = [], {}, {}, {}, set(), 0
+        bodies, meshes, tracks_roots, growth, used, triangles = [], {}, {}, {}, set(), 0
         for i in order:
             n = nodes[i]
             if "mesh" not in n:
@@ -261,7 +265,7 @@ class Glb:
                 name += "_"
             used.add(name)
             extras = studio_extras(n, f"nodes[{i}]")
-            mesh, track, scale = self._body(i, name, verts, faces, world[i])
+            mesh, track, grows = self._body(i, name, verts, faces, world[i])
             track = np.broadcast_to(track, (n_frames, 7)).copy()
             ground = name == "ground" or extras.get("role") == "ground"
             flags = []
@@ -273,11 +277,11 @@ class Glb:
                                geometry=Geometry(source="mesh", path=f"{self.path.name}#{name}"), flags=flags))
             meshes[name] = mesh
             tracks_roots[name] = track
-            if scale is not None:
-                scales[name] = scale
+            if grows is not None:
+                growth[name] = grows
         if not bodies:
             raise self.fail("no mesh node with triangles in the scene")
-        return Scene(name=self.path.stem, bodies=bodies), meshes, Tracks(frame_start, tracks_roots), scales
+        return Scene(name=self.path.stem, bodies=bodies), meshes, Tracks(frame_start, tracks_roots), growth
 
     def _tree(self, nodes: list, roots: list | None, si) -> tuple[list[int], dict[int, int]]:
         """Scene nodes, parents before children, each visited once; refuses cycles and shared children."""
@@ -411,7 +415,12 @@ class Glb:
         return m
 
     def _body(self, i: int, name: str, verts: np.ndarray, faces: np.ndarray, w: np.ndarray):
-        """Mesh (stretch baked in), root track [x y z w qx qy qz] and per-frame uniform scale (or None)."""
+        """Mesh, root track [x y z w qx qy qz], and its Growth if its size changes (else None).
+
+        Each frame's matrix is split into a rotation and a symmetric stretch (polar decomposition),
+        which holds any scale and any skew from scaled parents exactly. A stretch that never changes is
+        baked into the mesh; one that changes is a uniform factor per frame times a shape of volume 1,
+        each distinct shape prepared as a mesh of its own."""
         lin = w[:, :3, :3]
         u, sv, vt = np.linalg.svd(lin)
         flip = np.linalg.det(u @ vt) < 0
@@ -423,23 +432,29 @@ class Glb:
         if np.min(np.abs(sv)) <= 1e-9 * size:
             f = int(np.argmin(np.min(np.abs(sv), axis=1)))
             raise self.fail(f"nodes[{i}] ({name}): scale 0 at frame {f} flattens the body; a body must keep a volume")
-        scale = None
-        if np.abs(stretch - stretch[0]).max() > 1e-9 * size:
-            k = np.cbrt(np.abs(np.linalg.det(stretch)))
-            shape = stretch / k[:, None, None]
-            if np.abs(shape - shape[0]).max() > 1e-9 * max(1.0, float(np.abs(shape).max())):
-                f = int(np.argmax(np.abs(shape - shape[0]).max(axis=(1, 2))))
-                raise self.fail(f"nodes[{i}] ({name}): its scale changes shape over time (non-uniformly, first at "
-                                f"frame {f}); only a uniform scale may change during a film")
-            stretch0, scale = shape[0], k
-        else:
-            stretch0 = stretch[0]
-        mesh = trimesh.Trimesh(verts @ stretch0.T, faces, process=False)
-        if np.linalg.det(stretch0) < 0:
+        track = np.concatenate([w[:, :3, 3], matrix_to_quat(rot)], axis=1)
+        if np.abs(stretch - stretch[0]).max() <= 1e-9 * size:
+            return self._stretched(i, name, verts, faces, stretch[0]), track, None
+        k = np.cbrt(np.abs(np.linalg.det(stretch)))
+        form = stretch / k[:, None, None]                               # the shape, at volume 1
+        key = np.round(form.reshape(len(form), 9) / max(1.0, float(np.abs(form).max())) * 1e9).astype(np.int64)
+        _, first, which = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        if len(first) > MAX_FORMS:
+            raise self.fail(f"nodes[{i}] ({name}): its scale takes {len(first)} different proportions; at most "
+                            f"{MAX_FORMS} are verified (each is prepared as its own shape)")
+        order = np.argsort(first)                                       # forms in order of appearance
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        meshes = [self._stretched(i, name, verts, faces, form[first[j]]) for j in order]
+        return meshes[0], track, Growth(k, meshes, rank[which.reshape(-1)])
+
+    def _stretched(self, i: int, name: str, verts: np.ndarray, faces: np.ndarray, stretch: np.ndarray):
+        mesh = trimesh.Trimesh(verts @ stretch.T, faces, process=False)
+        if np.linalg.det(stretch) < 0:
             mesh.invert()
         if mesh.area <= 0:
             raise self.fail(f"nodes[{i}] ({name}): its triangles have no area")
-        return mesh, np.concatenate([w[:, :3, 3], matrix_to_quat(rot)], axis=1), scale
+        return mesh
 
     def _mesh(self, mi: int, node: int, name: str) -> tuple[np.ndarray, np.ndarray]:
         meshes = self._list("meshes")

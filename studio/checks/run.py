@@ -53,11 +53,11 @@ def run_on(footage: Footage, names: list[str] | None = None) -> list[Report]:
 def run_checks(scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks, *, plan: dict | None = None,
                states: list | None = None, names: list[str] | None = None,
                cache: ContactCache | None = None, attachments: list[dict] | None = None,
-               scales: dict | None = None) -> list[Report]:
+               growth: dict | None = None) -> list[Report]:
     """Verify baked tracks; states: (frame, Pose[, id]) the tracks must hit; attachments: the holds
     the motion tools recorded ({"frame", "body", "start", "end"}), read by Supported and ContactSlip;
-    scales: per-frame uniform scale of bodies whose scale changes (animated glTF)."""
-    footage = Footage.build(scene, meshes, tracks, plan=plan, states=states, cache=cache, scales=scales)
+    growth: bodies whose size changes during the film (animated glTF scale)."""
+    footage = Footage.build(scene, meshes, tracks, plan=plan, states=states, cache=cache, growth=growth)
     if attachments:
         footage.extra["attachments"] = list(attachments)
     return run_on(footage, names)

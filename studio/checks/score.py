@@ -47,5 +47,5 @@ def check_film(path: str | Path, names: tuple[str, ...] | None = None) -> list[R
             states = [(f, p.completed(scene), i) for f, p, i in approved_states(project)]
             return run_checks(scene, scene_meshes(scene, project.path), tracks, plan=project.get_doc("plan"),
                               states=states, names=list(names) if names else None)
-    scene, meshes, tracks, scales = load_glb_film(path)
-    return run_checks(scene, meshes, tracks, names=list(names) if names else None, scales=scales)
+    scene, meshes, tracks, growth = load_glb_film(path)
+    return run_checks(scene, meshes, tracks, names=list(names) if names else None, growth=growth)
