@@ -211,7 +211,37 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
         rest = ~exact
         _take_min(gap, axis, point, rel, side, s_into, qq[rest], p[rest],
                   np.clip(est[rest], low[rest], high[rest]))
+    if sa.planes is not None and sb.planes is not None:
+        # a sample's depth is at most half the body it is in: convex bodies also get their exact
+        # penetration depth (the shortest translation that separates them) where it may pass tau
+        for q in np.nonzero((gap < 0) & (-gap <= tau_ab))[0]:
+            depth, push = _separation(sa, sb, rel[q], tau_ab[q] / kb[q])
+            if depth * kb[q] > -gap[q]:
+                gap[q], axis[q] = -depth * kb[q], push
     return gap, axis, point
+
+
+def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float) -> tuple[float, np.ndarray]:
+    """Penetration depth of two convex bodies (B's units) and the unit direction (B's frame) that
+    pushes A out. The face normals' overlaps bound it from above; only where that bound passes
+    tau_b is it computed exactly: the origin's distance to the boundary of the Minkowski difference."""
+    va = sa.mesh.vertices @ rel[:3, :3].T + rel[:3, 3]
+    vb = np.asarray(sb.mesh.vertices, float)
+    na = sa.planes[0] @ rel[:3, :3].T
+    axes = np.concatenate([sb.planes[0], na / np.linalg.norm(na, axis=1, keepdims=True)])
+    pa, pb = va @ axes.T, vb @ axes.T
+    overlap = np.minimum(pa.max(0) - pb.min(0), pb.max(0) - pa.min(0))
+    upper = float(overlap.min())
+    if upper <= tau_b:
+        return 0.0, np.zeros(3)                        # no deeper than tau: the samples' depth stands
+    from scipy.spatial import ConvexHull, QhullError
+    diff = np.unique(np.round((va[:, None, :] - vb[None, :, :]).reshape(-1, 3), 12), axis=0)
+    try:
+        eq = ConvexHull(diff).equations                # n·x + o <= 0 inside, n outward
+    except QhullError:
+        return 0.0, np.zeros(3)
+    k = int(np.argmax(eq[:, 3]))                       # the facet nearest the origin
+    return float(-eq[k, 3]), -eq[k, :3]
 
 
 def _exact(shape: Shape, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
