@@ -11,11 +11,18 @@ import numpy as np
 from studio.scene.transforms import slerp
 
 
+def _key(t: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Index of the key at or before each time. Key times are float32 in the file: one that rounds to
+    a hair after a frame's time (1/24 s is not exact) still belongs to that frame."""
+    slack = 4 * np.finfo(np.float32).eps * np.maximum(np.abs(times), 1.0)
+    return np.clip(np.searchsorted(t, times + slack, side="right") - 1, 0, len(t) - 1)
+
+
 def sample(t: np.ndarray, v: np.ndarray, interp: str, times: np.ndarray, rotation: bool = False) -> np.ndarray:
     """Values of one channel at `times`; for CUBICSPLINE, v holds (in-tangent, value, out-tangent) per key."""
     if interp == "CUBICSPLINE":
         return _cubic(t, v.reshape(len(t), 3, -1), times, rotation)
-    k = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 1)
+    k = _key(t, times)
     k1 = np.minimum(k + 1, len(t) - 1)
     if interp == "STEP" or len(t) == 1:
         return v[k]
@@ -36,7 +43,7 @@ def _fraction(t, k, k1, times) -> np.ndarray:
 
 def _cubic(t: np.ndarray, v: np.ndarray, times: np.ndarray, rotation: bool) -> np.ndarray:
     """The spec's cubic Hermite spline: key k's value and out-tangent, key k+1's in-tangent and value."""
-    k = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 1)
+    k = _key(t, times)
     k1 = np.minimum(k + 1, len(t) - 1)
     s = _fraction(t, k, k1, times)[:, None]
     td = (t[k1] - t[k])[:, None]
