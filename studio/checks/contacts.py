@@ -33,6 +33,8 @@ from studio.scene.transforms import invert
 
 from .shape import Shape
 
+FEW_PLANES = 32     # a convex body of at most this many face planes: exact distance costs less than bounds
+
 
 def tau(la: float, lb: float) -> float:
     """The public scorer's threshold: max(1 mm, min(5 mm, half the thinner body's thickness))."""
@@ -192,9 +194,14 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
         qq, p = _one_way(s_from, s_into, r, margin / k_into, -tau_ab / k_into, k_from / k_into)
         if len(qq) == 0:
             continue
-        est, low, high = s_into.proven(p)
         kq = k_into[qq]
-        est, low, high = est * kq, low * kq, high * kq
+        est, _, low = s_into.lookup(p, floor=True)
+        est, low, high = est * kq, low * kq, np.full(len(qq), np.inf)
+        near = np.nonzero(low <= -tau_ab[qq])[0]  # the cell's floor allows it: take the corners' bound
+        few_planes = s_into.planes is not None and len(s_into.planes[1]) <= FEW_PLANES
+        if len(near) and not few_planes:          # (a body of few faces is measured exactly at once)
+            lo_n, hi_n = s_into.proven(p[near])
+            low[near], high[near] = lo_n * kq[near], hi_n * kq[near]
         deep = low <= -tau_ab[qq]                 # could be deeper than tau: measured exactly
         if np.any(deep):
             # the deepest sample of a query is among those whose low bound is under the query's best high
@@ -210,23 +217,27 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
             _take_min(gap, axis, point, rel, side, s_into, qq[at[ok]], p[at[ok]], d[ok] * kq[at[ok]], closest[ok])
         rest = ~exact
         _take_min(gap, axis, point, rel, side, s_into, qq[rest], p[rest],
-                  np.clip(est[rest], low[rest], high[rest]))
+                  np.minimum(np.maximum(est[rest], low[rest]), high[rest]))
     if sa.planes is not None and sb.planes is not None:
         # a sample's depth is at most half the body it is in: convex bodies also get their exact
         # penetration depth (the shortest translation that separates them) where it may pass tau
         for q in np.nonzero((gap < 0) & (-gap <= tau_ab))[0]:
-            depth, push = _separation(sa, sb, rel[q], tau_ab[q] / kb[q])
+            depth, push = _separation(sa, sb, rel[q], tau_ab[q] / kb[q], axis[q])
             if depth * kb[q] > -gap[q]:
                 gap[q], axis[q] = -depth * kb[q], push
     return gap, axis, point
 
 
-def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float) -> tuple[float, np.ndarray]:
+def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float, hint: np.ndarray) -> tuple[float, np.ndarray]:
     """Penetration depth of two convex bodies (B's units) and the unit direction (B's frame) that
-    pushes A out. The face normals' overlaps bound it from above; only where that bound passes
-    tau_b is it computed exactly: the origin's distance to the boundary of the Minkowski difference."""
+    pushes A out. The overlap along any direction bounds it from above (first the samples' contact
+    direction `hint`, then every face normal); only where those bounds pass tau_b is it computed
+    exactly: the origin's distance to the boundary of the Minkowski difference."""
     va = sa.mesh.vertices @ rel[:3, :3].T + rel[:3, 3]
     vb = np.asarray(sb.mesh.vertices, float)
+    pa, pb = va @ hint, vb @ hint
+    if min(pa.max() - pb.min(), pb.max() - pa.min()) <= tau_b:
+        return 0.0, np.zeros(3)                        # no deeper than tau: the samples' depth stands
     na = sa.planes[0] @ rel[:3, :3].T
     axes = np.concatenate([sb.planes[0], na / np.linalg.norm(na, axis=1, keepdims=True)])
     pa, pb = va @ axes.T, vb @ axes.T
@@ -305,8 +316,7 @@ def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: np.ndarray, deep: np
     rt = np.swapaxes(rot, 1, 2)
 
     def near(points, radii, q):
-        s, e = sb.lookup(points)
-        low = sb.proven(points.reshape(-1, 3))[1].reshape(s.shape)
+        s, e, low = sb.lookup(points, floor=True)
         r = radii * ratio[q][:, None]
         return (s - e - r <= margin[q][:, None]) | (low - r <= deep[q][:, None])
     q1, c1 = np.nonzero(near(np.einsum("qij,cj->qci", rot, sa.parent_reps) + t[:, None],
