@@ -186,6 +186,13 @@ def many_forms(doc, blob):
     doc["animations"][0]["channels"].append({"sampler": 1, "target": {"node": 1, "path": "scale"}})
 
 
+def zero_accessors(doc, blob):
+    """Three primitives on accessors of 5,000,001 zero vertices each, with no data in the file."""
+    for k in range(3):
+        doc["accessors"].append({"componentType": 5126, "count": 5_000_001, "type": "VEC3"})
+        doc["meshes"][1]["primitives"].append({"attributes": {"POSITION": len(doc["accessors"]) - 1}})
+
+
 def bin_only(doc, blob):
     return pack(doc, None)
 
@@ -261,6 +268,7 @@ CASES: list[tuple[str, tuple[str, ...], object]] = [
     ("count_2e9_no_view", ("accessors[2].count", "values"),
      edit(lambda d, b: d["accessors"][2].pop("bufferView") and set_path(d, "accessors.2.count", 2_000_000_000)
           and None)),
+    ("zero_accessors", ("accessors[", "more than 33554432 values"), edit(zero_accessors)),
     ("count_beyond_view", ("accessors[2]", "out of range"), setting("accessors.2.count", 10_000)),
     ("byte_offset_negative", ("accessors[2].byteOffset", "out of range"), setting("accessors.2.byteOffset", -1)),
     ("byte_offset_misaligned", ("accessors[2].byteOffset", "aligned"), setting("accessors.2.byteOffset", 1)),

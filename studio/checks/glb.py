@@ -50,9 +50,10 @@ Y_UP_TO_Z_UP = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 
 
 MAX_FILE_BYTES = 1 << 30          # a .glb of at most 1 GiB
 MAX_JSON_BYTES = 64 << 20         # its JSON chunk at most 64 MiB
-MAX_ACCESSOR_VALUES = 1 << 26     # components in one accessor (count × width)
+MAX_ACCESSOR_VALUES = 1 << 24     # components in one accessor (count × width)
+MAX_VALUES = 1 << 25              # components in all accessors read (256 MiB as float64)
 MAX_FRAMES = 1_000_000            # frames in a film (11.6 hours at 24 fps)
-MAX_MOVING_NODE_FRAMES = 4_000_000  # moving nodes × frames held in memory at once
+MAX_MOVING_NODE_FRAMES = 1_000_000  # moving nodes × frames held in memory at once (256 MiB of matrices)
 MAX_NODE_DEPTH = 256              # levels of the node tree
 MAX_BODIES = 2_000
 MAX_TRIANGLES = 4_000_000         # triangles over all bodies
@@ -99,6 +100,7 @@ class Glb:
         except SchemaError as e:
             raise self.fail(str(e)) from None
         self._accessors: dict[int, np.ndarray] = {}
+        self._values = 0
 
     def fail(self, msg: str) -> GlbError:
         return GlbError(f"{self.path}: {msg}")
@@ -177,6 +179,10 @@ class Glb:
         width, count = WIDTH[a["type"]], int(a["count"])
         if count * width > MAX_ACCESSOR_VALUES:
             raise self.fail(f"{w}.count: {count} × {width} values; at most {MAX_ACCESSOR_VALUES} are read")
+        self._values += count * width
+        if self._values > MAX_VALUES:
+            raise self.fail(f"{w}: the accessors read so far hold more than {MAX_VALUES} values; larger films "
+                            "are not read")
         if "bufferView" not in a:
             out = np.zeros((count, width))
             self._accessors[i] = out

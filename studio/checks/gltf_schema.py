@@ -74,9 +74,9 @@ def _str(v, where: str) -> str:
 
 
 def _enum(v, where: str, allowed) -> object:
-    if isinstance(v, float) and v.is_integer():
+    if isinstance(v, float) and math.isfinite(v) and v.is_integer():
         v = int(v)
-    if isinstance(v, bool) or v not in allowed:
+    if isinstance(v, bool) or not isinstance(v, (int, str)) or v not in allowed:
         raise SchemaError(f"{where}: {v!r} is not one of {sorted(allowed, key=str)}")
     return v
 
@@ -106,8 +106,8 @@ def studio_extras(owner: dict, where: str) -> dict:
     extras = owner.get("extras")
     if not isinstance(extras, dict) or "studio" not in extras:
         return {}
-    s = _obj(extras["studio"], f"{where}.extras.studio")
-    w = f"{where}.extras.studio"
+    w = f"{where}.extras.studio" if where else "extras.studio"
+    s = _obj(extras["studio"], w)
     if "fps" in s:
         fps = _num(s["fps"], f"{w}.fps")
         if not 0 < fps <= 10_000:
