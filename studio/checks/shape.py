@@ -5,9 +5,11 @@ points spread over the faces; thinned to about one per square of side
 sqrt(area/1000), never coarser than half the thickness) grouped into leaf
 clusters of 8 and parents of 6 leaves, each with a bounding sphere, its thickness (smallest extent of the oriented bounding box, the
 `l` of the tau rule), and a signed-distance grid over its bounding box
-(negative inside, metres). The grid is a fast estimate; `grid_err` is how far
-it may be off, so callers re-check exactly (`exact_signed`) when an estimate
-lands within that distance of a threshold. Shapes are cached in memory and on
+(negative inside, metres). The grid holds exact distances at its corners:
+between them it is a fast estimate (`grid_err`, how far it was seen to be
+off), and `proven` bounds the true distance (distance is 1-Lipschitz), so
+callers measure exactly (`exact_signed`, or the face planes of a convex
+body) wherever a proven bound reaches a threshold. Shapes are cached in memory and on
 disk (~/.cache/keypose-studio/checks) keyed by the mesh's content hash.
 """
 from __future__ import annotations
