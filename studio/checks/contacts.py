@@ -11,16 +11,22 @@ The work is split so that a one-minute film costs seconds:
 4. the grid holds exact distances at its corners, so each sample's distance
    lies in a proven interval (distance is 1-Lipschitz); every sample whose
    interval reaches below -tau is measured exactly (inside a convex body by
-   its face planes, otherwise on the mesh), with no budget: a penetration
-   deeper than tau is never missed and its depth is exact. Other samples
-   report the grid's estimate held within their interval.
+   its face planes, otherwise on the mesh), with no budget: no sample deeper
+   than tau is missed and its depth is exact. Other samples report the
+   grid's estimate held within their interval;
+5. a sample lies at most half a body's thickness inside it, so for two
+   convex bodies whose samples overlap by no more than tau the exact
+   separating depth is taken (bounded first along the contact direction
+   and the face normals, then the Minkowski difference where a bound passes
+   tau): thin cards overlapping past tau count.
 
 Bodies may be scaled uniformly per frame (animated glTF scale): the world
 matrices are then similarities, grid distances scale exactly with the body,
 and tau follows the thickness at each frame.
 
 `gap` is the signed surface distance of a pair (negative: interpenetration
-depth). The separating axis is a unit world vector that pushes A out of B
+depth: the deepest sample's distance inside the other body, or the separating
+depth of step 5 where that is larger). The separating axis is a unit world vector that pushes A out of B
 by `-gap`; the contact point is the deepest sample, in world coordinates.
 """
 from __future__ import annotations
@@ -177,9 +183,9 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
     """Gap (Q,), axis (Q,3) and point (Q,3), both in B's frame, for relative poses rel (Q,4,4).
 
     Every sample whose proven interval of signed distance reaches below -tau is measured
-    exactly (the plane distance inside a convex body, the mesh distance otherwise), so a
-    penetration deeper than tau is never missed and its depth is exact; other samples report
-    the grid's estimate held within their proven interval. ka, kb: the bodies' uniform scale."""
+    exactly (the plane distance inside a convex body, the mesh distance otherwise), so no
+    sample deeper than tau is missed and its depth is exact; other samples report the grid's
+    estimate held within their proven interval. ka, kb: the bodies' uniform scale."""
     Q = len(rel)
     tau_ab = np.broadcast_to(np.asarray(tau_ab, float), (Q,))
     margin = np.broadcast_to(np.asarray(margin, float), (Q,))
