@@ -40,8 +40,24 @@ def _unexpected(film: Path, err: BaseException) -> CommandError:
     while tb is not None:
         where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}"
         tb = tb.tb_next
+    log = _log_fault(film, err)
     return CommandError(f"{film}: the verifier failed unexpectedly ({type(err).__name__}: {str(err)[:200]}{where}); "
-                        "this is a bug in studio verify, please report it with the file", EXIT_ENVIRONMENT)
+                        f"this is a bug in studio verify, please report it with the file{log}", EXIT_ENVIRONMENT)
+
+
+def _log_fault(film: Path, err: BaseException) -> str:
+    """The traceback, kept beside the verifier's cache for the bug report; ' and <path>' or ''."""
+    import os
+    import time
+    import traceback
+    root = os.environ.get("KEYPOSE_CACHE") or str(Path.home() / ".cache" / "keypose-studio")
+    path = Path(root) / "logs" / f"verify-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"studio verify {film}\n" + "".join(traceback.format_exception(err)))
+    except OSError:
+        return ""
+    return f" and {path}"
 
 
 def cmd_verify(args) -> int:
