@@ -6,62 +6,9 @@ import struct
 
 import numpy as np
 import pytest
-import trimesh
 
+from glb_films import GlbWriter
 from studio.cli import main
-
-
-class GlbWriter:
-    """A minimal glTF 2.0 binary: box meshes, nodes, TRS animation channels."""
-
-    def __init__(self):
-        self.doc = {"asset": {"version": "2.0"}, "scenes": [{"nodes": []}], "scene": 0, "nodes": [],
-                    "meshes": [], "accessors": [], "bufferViews": [], "buffers": [], "animations": []}
-        self.blob = bytearray()
-
-    def _accessor(self, array, ctype, typ):
-        data = np.ascontiguousarray(array, dtype={5126: "<f4", 5125: "<u4"}[ctype]).tobytes()
-        while len(self.blob) % 4:
-            self.blob.append(0)
-        self.doc["bufferViews"].append({"buffer": 0, "byteOffset": len(self.blob), "byteLength": len(data)})
-        self.blob += data
-        arr = np.asarray(array)
-        acc = {"bufferView": len(self.doc["bufferViews"]) - 1, "componentType": ctype, "count": len(arr), "type": typ}
-        if typ == "VEC3" and ctype == 5126:
-            acc["min"], acc["max"] = arr.min(0).tolist(), arr.max(0).tolist()
-        self.doc["accessors"].append(acc)
-        return len(self.doc["accessors"]) - 1
-
-    def box(self, name, size, translation=(0, 0, 0), extras=None):
-        m = trimesh.creation.box(extents=size)
-        pos = self._accessor(m.vertices, 5126, "VEC3")
-        idx = self._accessor(m.faces.reshape(-1), 5125, "SCALAR")
-        self.doc["meshes"].append({"primitives": [{"attributes": {"POSITION": pos}, "indices": idx}]})
-        node = {"name": name, "mesh": len(self.doc["meshes"]) - 1, "translation": list(translation)}
-        if extras:
-            node["extras"] = {"studio": extras}
-        self.doc["nodes"].append(node)
-        self.doc["scenes"][0]["nodes"].append(len(self.doc["nodes"]) - 1)
-        return len(self.doc["nodes"]) - 1
-
-    def animate(self, node, path, times, values, interpolation="LINEAR"):
-        if not self.doc["animations"]:
-            self.doc["animations"].append({"channels": [], "samplers": []})
-        a = self.doc["animations"][0]
-        t = self._accessor(np.asarray(times, float), 5126, "SCALAR")
-        v = self._accessor(np.asarray(values, float), 5126, {3: "VEC3", 4: "VEC4"}[len(values[0])])
-        a["samplers"].append({"input": t, "output": v, "interpolation": interpolation})
-        a["channels"].append({"sampler": len(a["samplers"]) - 1, "target": {"node": node, "path": path}})
-
-    def bytes(self):
-        self.doc["buffers"] = [{"byteLength": len(self.blob)}]
-        if not self.doc["animations"]:
-            del self.doc["animations"]
-        js = json.dumps(self.doc).encode()
-        js += b" " * (-len(js) % 4)
-        blob = bytes(self.blob) + b"\0" * (-len(self.blob) % 4)
-        body = struct.pack("<II", len(js), 0x4E4F534A) + js + struct.pack("<II", len(blob), 0x004E4942) + blob
-        return struct.pack("<III", 0x46546C67, 2, 12 + len(body)) + body
 
 
 def falling_box(tmp_path, up_z=False, extras=None, interpolation="LINEAR"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from studio.scene.transforms import invert
+from .contacts import similar_inverse as invert
 
 from .footage import Footage
 from .report import Report
@@ -40,7 +40,7 @@ def verify(film: Footage) -> Report:
         if film.static[a] == film.static[b]:
             continue
         dyn = b if film.static[a] else a
-        touch = g[:, p] <= film.taus[p]
+        touch = g[:, p] <= film.tau_fp[:, p]
         both = np.nonzero(touch[:-1] & touch[1:])[0]
         if len(both) == 0:
             continue

@@ -8,11 +8,25 @@ The work is split so that a one-minute film costs seconds:
    (`ContactCache`, keyed by the two meshes' content hashes and the pose);
 3. narrowphase on what is left: one body's surface samples, cluster by
    cluster, are looked up in the other body's signed-distance grid, both ways;
-4. where the grid's estimate lies within its error of tau (or above it, for
-   exact evidence), the deepest samples are measured exactly on the mesh.
+4. the grid holds exact distances at its corners, so each sample's distance
+   lies in a proven interval (distance is 1-Lipschitz); every sample whose
+   interval reaches below -tau is measured exactly (inside a convex body by
+   its face planes, otherwise on the mesh), with no budget: no sample deeper
+   than tau is missed and its depth is exact. Other samples report the
+   grid's estimate held within their interval;
+5. a sample lies at most half a body's thickness inside it, so for two
+   convex bodies whose samples overlap by no more than tau the exact
+   separating depth is taken (bounded first along the contact direction
+   and the face normals, then the Minkowski difference where a bound passes
+   tau): thin cards overlapping past tau count.
+
+Bodies may be scaled uniformly per frame (animated glTF scale): the world
+matrices are then similarities, grid distances scale exactly with the body,
+and tau follows the thickness at each frame.
 
 `gap` is the signed surface distance of a pair (negative: interpenetration
-depth). The separating axis is a unit world vector that pushes A out of B
+depth: the deepest sample's distance inside the other body, or the separating
+depth of step 5 where that is larger). The separating axis is a unit world vector that pushes A out of B
 by `-gap`; the contact point is the deepest sample, in world coordinates.
 """
 from __future__ import annotations
@@ -25,12 +39,13 @@ from studio.scene.transforms import invert
 
 from .shape import Shape
 
-EXACT_PER_QUERY = 4
+FEW_PLANES = 32     # a convex body of at most this many face planes: exact distance costs less than bounds
 
 
 def tau(la: float, lb: float) -> float:
     """The public scorer's threshold: max(1 mm, min(5 mm, half the thinner body's thickness))."""
-    return max(0.001, min(0.005, 0.5 * min(la, lb)))
+    t = np.maximum(0.001, np.minimum(0.005, 0.5 * np.minimum(la, lb)))
+    return float(t) if np.ndim(t) == 0 else t
 
 
 @dataclass
@@ -54,10 +69,15 @@ class ContactCache:
         return len(self.results)
 
 
-def world_boxes(shapes: list[Shape], world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """World bounding boxes (B,F,3) min and max of every body at every frame; world is (B,F,4,4)."""
+def world_boxes(shapes: list[Shape], world: np.ndarray, forms: dict | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """World bounding boxes (B,F,3) min and max of every body at every frame; world is (B,F,4,4).
+    A body with several forms (forms[b] = (shapes, which frame has which)) is boxed by their union."""
     lo = np.stack([s.lo for s in shapes])
     hi = np.stack([s.hi for s in shapes])
+    for b, (variants, _) in (forms or {}).items():
+        lo[b] = np.min([v.lo for v in variants], axis=0)
+        hi[b] = np.max([v.hi for v in variants], axis=0)
     corners = np.stack([np.where(np.array([(i >> k) & 1 for k in range(3)], bool), hi, lo)
                         for i in range(8)], axis=1)                      # (B,8,3)
     wc = np.einsum("bfij,bcj->bfci", world[..., :3, :3], corners) + world[:, :, None, :3, 3]
@@ -75,70 +95,193 @@ def broadphase(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray, margin: np.nda
     return f, p
 
 
+def similar_inverse(m: np.ndarray) -> np.ndarray:
+    """Inverse of similarity transforms (rotation times a uniform scale, then a translation)."""
+    out = invert(m)
+    k2 = np.sum(m[..., :3, 0] ** 2, axis=-1)[..., None, None]
+    if np.any(np.abs(k2 - 1.0) > 1e-12):
+        out[..., :3, :4] = out[..., :3, :4] / k2
+    return out
+
+
 def measure(shapes: list[Shape], world: np.ndarray, pairs: np.ndarray, taus: np.ndarray,
-            margins: np.ndarray, cache: ContactCache | None = None) -> Contacts:
-    """Gap, axis and point of every (frame, pair) the broadphase keeps."""
+            margins: np.ndarray, cache: ContactCache | None = None, scale: np.ndarray | None = None,
+            forms: dict | None = None) -> Contacts:
+    """Gap, axis and point of every (frame, pair) the broadphase keeps.
+
+    world may scale a body uniformly (scale (B,F), its factor per frame): distances in its
+    grid scale exactly, and tau then follows the thickness at that frame. A body whose shape
+    changes has forms[b] = (shapes, (F,) index of the shape at each frame)."""
     cache = cache if cache is not None else ContactCache()
-    lo, hi = world_boxes(shapes, world)
-    f_all, p_all = broadphase(lo, hi, pairs, margins)
+    forms = forms or {}
+    lo, hi = world_boxes(shapes, world, forms)
+    F = world.shape[1]
+    k = np.ones((len(shapes), F)) if scale is None else np.asarray(scale, float)[:, :F]
+    wide = margins.copy()
+    if (scale is not None or forms) and len(pairs):
+        th = np.array([max([s.thickness] + [v.thickness for v in forms.get(b, ([], None))[0]])
+                       for b, s in enumerate(shapes)]) * k.max(axis=1)
+        wide = margins + np.maximum(0.0, tau(th[pairs[:, 0]], th[pairs[:, 1]]) - taus)
+    f_all, p_all = broadphase(lo, hi, pairs, wide)
     K = len(f_all)
     gap, axis, point = np.zeros(K), np.zeros((K, 3)), np.zeros((K, 3))
     order = np.argsort(p_all, kind="stable")
     f_all, p_all = f_all[order], p_all[order]
     bounds = np.searchsorted(p_all, np.arange(len(pairs) + 1))
     for p in range(len(pairs)):
-        sl = slice(bounds[p], bounds[p + 1])
-        if sl.start == sl.stop:
+        if bounds[p] == bounds[p + 1]:
             continue
         a, b = pairs[p]
-        frames = f_all[sl]
-        wa, wb = world[a, frames], world[b, frames]
-        rel = invert(wb) @ wa                                            # A-local -> B-local
-        key = np.round(rel[:, :3, :4].reshape(-1, 12) * 1e7).astype(np.int64)
-        uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
-        tag = (shapes[a].hash, shapes[b].hash, round(float(taus[p]) * 1e7), round(float(margins[p]) * 1e7))
-        res = np.zeros((len(uniq), 7))
-        todo = []
-        for u in range(len(uniq)):
-            hit = cache.results.get(tag + (uniq[u].tobytes(),))
-            if hit is None:
-                todo.append(u)
-            else:
-                res[u] = hit
-        if todo:
-            todo = np.asarray(todo)
-            g, ax, pt = pair_query(shapes[a], shapes[b], rel[first[todo]], float(taus[p]), float(margins[p]))
-            res[todo, 0], res[todo, 1:4], res[todo, 4:7] = g, ax, pt
-            for j, u in enumerate(todo):
-                cache.results[tag + (uniq[u].tobytes(),)] = tuple(res[u])
-        r = res[inv]
-        gap[sl] = r[:, 0]
-        axis[sl] = np.einsum("fij,fj->fi", wb[:, :3, :3], r[:, 1:4])
-        point[sl] = np.einsum("fij,fj->fi", wb[:, :3, :3], r[:, 4:7]) + wb[:, :3, 3]
+        at = np.arange(bounds[p], bounds[p + 1])
+        frames = f_all[at]
+        va = forms[a][1][frames] if a in forms else np.zeros(len(frames), np.int64)
+        vb = forms[b][1][frames] if b in forms else np.zeros(len(frames), np.int64)
+        for ua, ub in set(zip(va.tolist(), vb.tolist())):
+            sel = (va == ua) & (vb == ub)
+            sa = forms[a][0][ua] if a in forms else shapes[a]
+            sb = forms[b][0][ub] if b in forms else shapes[b]
+            fr = frames[sel]
+            gap[at[sel]], axis[at[sel]], point[at[sel]] = _pair_frames(
+                sa, sb, world[a, fr], world[b, fr], k[a, fr], k[b, fr], float(taus[p]), float(margins[p]), cache)
     return Contacts(f_all, p_all, gap, axis, point)
 
 
-def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: float, margin: float
+def _pair_frames(sa: Shape, sb: Shape, wa: np.ndarray, wb: np.ndarray, ka: np.ndarray, kb: np.ndarray,
+                 tau_p: float, margin_p: float, cache: ContactCache):
+    """Gap, world axis and world point of one pair of shapes at several frames; each distinct
+    relative pose (and scale) is measured once, then kept in the cache."""
+    rel = similar_inverse(wb) @ wa                                       # A-local -> B-local
+    tau_q = tau(sa.thickness * ka, sb.thickness * kb)
+    margin_q = margin_p + (tau_q - tau_p)
+    key = np.round(np.c_[rel[:, :3, :4].reshape(-1, 12), ka, kb] * 1e7).astype(np.int64)
+    uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    tag = (sa.hash, sb.hash, round(tau_p * 1e7), round(margin_p * 1e7))
+    res = np.zeros((len(uniq), 7))
+    todo = []
+    for u in range(len(uniq)):
+        hit = cache.results.get(tag + (uniq[u].tobytes(),))
+        if hit is None:
+            todo.append(u)
+        else:
+            res[u] = hit
+    if todo:
+        todo = np.asarray(todo)
+        q = first[todo]
+        g, ax, pt = pair_query(sa, sb, rel[q], tau_q[q], margin_q[q], ka[q], kb[q])
+        res[todo, 0], res[todo, 1:4], res[todo, 4:7] = g, ax, pt
+        for u in todo:
+            cache.results[tag + (uniq[u].tobytes(),)] = tuple(res[u])
+    r = res[inv]
+    axis = np.einsum("fij,fj->fi", wb[:, :3, :3], r[:, 1:4]) / kb[:, None]
+    point = np.einsum("fij,fj->fi", wb[:, :3, :3], r[:, 4:7]) + wb[:, :3, 3]
+    return r[:, 0], axis, point
+
+
+def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, kb=None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Gap (Q,), axis (Q,3) and point (Q,3), both in B's frame, for relative poses rel (Q,4,4)."""
+    """Gap (Q,), axis (Q,3) and point (Q,3), both in B's frame, for relative poses rel (Q,4,4).
+
+    Every sample whose proven interval of signed distance reaches below -tau is measured
+    exactly (the plane distance inside a convex body, the mesh distance otherwise), so no
+    sample deeper than tau is missed and its depth is exact; other samples report the grid's
+    estimate held within their proven interval. ka, kb: the bodies' uniform scale."""
     Q = len(rel)
+    tau_ab = np.broadcast_to(np.asarray(tau_ab, float), (Q,))
+    margin = np.broadcast_to(np.asarray(margin, float), (Q,))
+    ka = np.ones(Q) if ka is None else np.asarray(ka, float)
+    kb = np.ones(Q) if kb is None else np.asarray(kb, float)
     gap = np.full(Q, np.inf)
     axis = np.zeros((Q, 3))
     axis[:, 2] = 1.0
     point = np.zeros((Q, 3))
-    sides = ((sa, sb, rel), (sb, sa, invert(rel)))
-    for side, (s_from, s_into, r) in enumerate(sides):
-        qq, p, est, err = _one_way(s_from, s_into, r, margin)
+    sides = ((sa, sb, rel, ka, kb), (sb, sa, similar_inverse(rel), kb, ka))
+    for side, (s_from, s_into, r, k_from, k_into) in enumerate(sides):
+        qq, p = _one_way(s_from, s_into, r, margin / k_into, -tau_ab / k_into, k_from / k_into)
         if len(qq) == 0:
             continue
-        unsure = est - err <= -tau_ab          # could be deeper than tau: measured exactly below
-        _take_min(gap, axis, point, rel, side, s_into, qq[~unsure], p[~unsure], est[~unsure])
-        if np.any(unsure):
-            qc, pc = _deepest(qq[unsure], p[unsure], (est - err)[unsure])
-            d, closest = s_into.exact_signed(pc)
-            _take_min(gap, axis, point, rel, side, s_into, qc, pc, d, closest)
+        kq = k_into[qq]
+        est, _, low = s_into.lookup(p, floor=True)
+        est, low, high = est * kq, low * kq, np.full(len(qq), np.inf)
+        near = np.nonzero(low <= -tau_ab[qq])[0]  # the cell's floor allows it: take the corners' bound
+        few_planes = s_into.planes is not None and len(s_into.planes[1]) <= FEW_PLANES
+        if len(near) and not few_planes:          # (a body of few faces is measured exactly at once)
+            lo_n, hi_n = s_into.proven(p[near])
+            low[near], high[near] = lo_n * kq[near], hi_n * kq[near]
+        deep = low <= -tau_ab[qq]                 # could be deeper than tau: measured exactly
+        if np.any(deep):
+            # the deepest sample of a query is among those whose low bound is under the query's best high
+            best = np.full(Q, np.inf)
+            np.minimum.at(best, qq[deep], high[deep])
+            deep &= low <= np.maximum(best[qq], -tau_ab[qq])
+        exact = np.zeros(len(qq), bool)
+        if np.any(deep):
+            at = np.nonzero(deep)[0]
+            d, closest, ok = _exact(s_into, p[at])
+            exact[at[ok]] = True
+            low[at[~ok]] = np.maximum(low[at[~ok]], d[~ok] * kq[at[~ok]])   # outside: a proven lower bound
+            _take_min(gap, axis, point, rel, side, s_into, qq[at[ok]], p[at[ok]], d[ok] * kq[at[ok]], closest[ok])
+        rest = ~exact
+        _take_min(gap, axis, point, rel, side, s_into, qq[rest], p[rest],
+                  np.minimum(np.maximum(est[rest], low[rest]), high[rest]))
+    if sa.planes is not None and sb.planes is not None:
+        # a sample's depth is at most half the body it is in: convex bodies also get their exact
+        # penetration depth (the shortest translation that separates them) where it may pass tau
+        for q in np.nonzero((gap < 0) & (-gap <= tau_ab))[0]:
+            depth, push = _separation(sa, sb, rel[q], tau_ab[q] / kb[q], axis[q])
+            if depth * kb[q] > -gap[q]:
+                gap[q], axis[q] = -depth * kb[q], push
     return gap, axis, point
+
+
+def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float, hint: np.ndarray) -> tuple[float, np.ndarray]:
+    """Penetration depth of two convex bodies (B's units) and the unit direction (B's frame) that
+    pushes A out. The overlap along any direction bounds it from above (first the samples' contact
+    direction `hint`, then every face normal); only where those bounds pass tau_b is it computed
+    exactly: the origin's distance to the boundary of the Minkowski difference."""
+    va = sa.mesh.vertices @ rel[:3, :3].T + rel[:3, 3]
+    vb = np.asarray(sb.mesh.vertices, float)
+    pa, pb = va @ hint, vb @ hint
+    if min(pa.max() - pb.min(), pb.max() - pa.min()) <= tau_b:
+        return 0.0, np.zeros(3)                        # no deeper than tau: the samples' depth stands
+    na = sa.planes[0] @ rel[:3, :3].T
+    axes = np.concatenate([sb.planes[0], na / np.linalg.norm(na, axis=1, keepdims=True)])
+    pa, pb = va @ axes.T, vb @ axes.T
+    overlap = np.minimum(pa.max(0) - pb.min(0), pb.max(0) - pa.min(0))
+    upper = float(overlap.min())
+    if upper <= tau_b:
+        return 0.0, np.zeros(3)                        # no deeper than tau: the samples' depth stands
+    from scipy.spatial import ConvexHull, QhullError
+    diff = np.unique(np.round((va[:, None, :] - vb[None, :, :]).reshape(-1, 3), 12), axis=0)
+    try:
+        eq = ConvexHull(diff).equations                # n·x + o <= 0 inside, n outward
+    except QhullError:
+        return 0.0, np.zeros(3)
+    k = int(np.argmax(eq[:, 3]))                       # the facet nearest the origin
+    return float(-eq[k, 3]), -eq[k, :3]
+
+
+def _exact(shape: Shape, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Signed distance at local points, the closest surface points, and which are exact.
+
+    Inside a convex body the distance is exactly max(n·p - o) over its faces; outside it, that
+    is only a lower bound (not exact, no closest point). Other bodies: the mesh's exact distance."""
+    planes = shape.planes
+    if planes is None:
+        d, closest = shape.exact_signed(p)
+        return d, closest, np.ones(len(p), bool)
+    normals, offsets = planes
+    d = np.full(len(p), -np.inf)
+    at = np.zeros(len(p), np.int64)
+    rows = np.arange(len(p))
+    for i in range(0, len(normals), 256):            # bounded memory on many-faced bodies
+        v = p @ normals[i:i + 256].T - offsets[i:i + 256]
+        j = np.argmax(v, axis=1)
+        better = v[rows, j] > d
+        d = np.where(better, v[rows, j], d)
+        at = np.where(better, j + i, at)
+    closest = p - d[:, None] * normals[at]
+    return d, closest, d <= 0
 
 
 def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> None:
@@ -165,32 +308,29 @@ def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> No
     if side == 0:                 # A's sample inside B: push A out along B's outward direction
         axis[qs], point[qs] = direction, p[idx]
     else:                         # B's sample inside A: push A the other way; express in B's frame
-        axis[qs] = -np.einsum("qij,qj->qi", rel[qs, :3, :3], direction)
+        flipped = -np.einsum("qij,qj->qi", rel[qs, :3, :3], direction)
+        axis[qs] = flipped / np.maximum(np.linalg.norm(flipped, axis=1, keepdims=True), 1e-12)
         point[qs] = np.einsum("qij,qj->qi", rel[qs, :3, :3], p[idx]) + rel[qs, :3, 3]
 
 
-def _deepest(qq: np.ndarray, p: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, the EXACT_PER_QUERY samples with the lowest bound."""
-    o = np.lexsort((bound, qq))
-    qq, p = qq[o], p[o]
-    starts = np.nonzero(np.r_[True, qq[1:] != qq[:-1]])[0]
-    rank = np.arange(len(qq)) - np.repeat(starts, np.diff(np.r_[starts, len(qq)]))
-    sel = rank < EXACT_PER_QUERY
-    return qq[sel], p[sel]
-
-
-def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: float):
-    """A's samples that may lie within `margin` of B: (query index, point in B, estimate, error).
-    Parent spheres, then leaf spheres, then the leaves' samples; a sphere is opened only when
-    its estimate minus its error and radius comes within the margin."""
+def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: np.ndarray, deep: np.ndarray, ratio: np.ndarray):
+    """A's samples that may lie within `margin` (per query, B's units) of B: (query index, point in B).
+    Parent spheres, then leaf spheres, then the leaves' samples; a sphere is opened when its
+    estimate minus its error and radius (times ratio, A's scale over B's) comes within the
+    margin, or when its proven low bound minus its radius reaches `deep` (-tau in B's units)."""
     rot, t = rel[:, :3, :3], rel[:, :3, 3]
     rt = np.swapaxes(rot, 1, 2)
-    s, e = sb.lookup(np.einsum("qij,cj->qci", rot, sa.parent_reps) + t[:, None])
-    q1, c1 = np.nonzero(s - e - sa.parent_radii[None] <= margin)
+
+    def near(points, radii, q):
+        s, e, low = sb.lookup(points, floor=True)
+        r = radii * ratio[q][:, None]
+        return (s - e - r <= margin[q][:, None]) | (low - r <= deep[q][:, None])
+    q1, c1 = np.nonzero(near(np.einsum("qij,cj->qci", rot, sa.parent_reps) + t[:, None],
+                             np.broadcast_to(sa.parent_radii[None], (len(rel), len(sa.parent_radii))),
+                             np.arange(len(rel))))
     if len(q1):
         kids = sa.children[c1]                                           # (K, GROUP)
-        s, e = sb.lookup(np.matmul(sa.reps[kids], rt[q1]) + t[q1][:, None, :])
-        k, g = np.nonzero(s - e - sa.radii[kids] <= margin)
+        k, g = np.nonzero(near(np.matmul(sa.reps[kids], rt[q1]) + t[q1][:, None, :], sa.radii[kids], q1))
         q2, c2 = q1[k], kids[k, g]
         if len(q2) and kids.shape[1] > 1:                              # short parents repeat a leaf
             fresh = np.r_[True, (q2[1:] != q2[:-1]) | (c2[1:] != c2[:-1])]
@@ -198,12 +338,10 @@ def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: float):
     else:
         q2 = c2 = np.zeros(0, np.int64)
     if len(q2) == 0:
-        z = np.zeros(0)
-        return z.astype(np.int64), np.zeros((0, 3)), z, z
+        return np.zeros(0, np.int64), np.zeros((0, 3))
     p = (np.matmul(sa.cpoints[c2], rt[q2]) + t[q2][:, None, :]).reshape(-1, 3)
     qq = np.repeat(q2, sa.cpoints.shape[1])
-    est, err = sb.lookup(p)
-    return qq, p, est, err
+    return qq, p
 
 
 def _segment_argmin(qq: np.ndarray, v: np.ndarray, Q: int) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,16 @@ from .contacts import ContactCache, Contacts, measure, tau
 from .shape import Shape, shape_of
 
 
+@dataclass
+class Growth:
+    """A body whose size changes during the film: a uniform factor per frame, and its mesh at each
+    frame at factor 1 (one mesh unless it also changes shape: squash and stretch)."""
+
+    factor: np.ndarray                 # (F,)
+    meshes: list[trimesh.Trimesh]
+    which: np.ndarray                  # (F,) index into meshes
+
+
 def excluded_body(scene: Scene, name: str) -> bool:
     """Liquids and effects take no part in contact, support or penetration."""
     b = scene.body(name)
@@ -43,6 +53,8 @@ class Footage:
     taus: np.ndarray                   # (P,)
     counted: np.ndarray                # (P,) bool: penetration counts for this pair
     plan: dict | None = None
+    scale: np.ndarray | None = None    # (B,F) uniform scale of bodies whose scale changes; None: all 1
+    forms: dict = field(default_factory=dict)   # body index -> (shapes, (F,) which) for changing shapes
     states: list[tuple[int, Pose]] = field(default_factory=list)
     cache: ContactCache = field(default_factory=ContactCache)
     _contacts: Contacts | None = None
@@ -52,7 +64,8 @@ class Footage:
     @classmethod
     def build(cls, scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks, *,
               plan: dict | None = None, states: list[tuple[int, Pose]] | None = None,
-              cache: ContactCache | None = None) -> "Footage":
+              cache: ContactCache | None = None, growth: dict[str, Growth] | None = None) -> "Footage":
+        """growth: bodies whose size changes (their mesh in `meshes` is the one at the first frame)."""
         names = [b.name for b in scene.bodies]
         missing = [n for n in names if n not in meshes]
         if missing:
@@ -62,6 +75,19 @@ class Footage:
         world = np.stack([np.asarray(wd[b], float) if b in wd else np.tile(np.eye(4), (n, 1, 1))
                           for b in names]) if names else np.zeros((0, n, 4, 4))
         shapes = [shape_of(meshes[b]) for b in names]
+        scale, forms = None, {}
+        if growth:
+            scale = np.ones(world.shape[:2])
+            for i, b in enumerate(names):
+                if b in growth:
+                    g = growth[b]
+                    k = np.asarray(g.factor, float)[:n]
+                    scale[i, :len(k)] = k
+                    world[i, :len(k), :3, :3] *= k[:, None, None]
+                    if len(g.meshes) > 1:
+                        which = np.zeros(n, np.int64)
+                        which[:len(k)] = np.asarray(g.which)[:n]
+                        forms[i] = ([shape_of(m) for m in g.meshes], which)
         static = np.array([scene.body(b).is_static for b in names], bool)
         gone = {b for b in names if excluded_body(scene, b)}
         adjacent = {frozenset((j.parent, j.child)) for j in scene.joints}
@@ -79,7 +105,7 @@ class Footage:
         frames = tracks.frames if tracks.n_frames else np.zeros(0, np.int64)
         return cls(scene, tracks, frames, names, world, shapes, static,
                    np.asarray(pairs, np.int64).reshape(-1, 2), np.asarray(taus, float),
-                   np.asarray(counted, bool), plan, list(states or []), cache or ContactCache())
+                   np.asarray(counted, bool), plan, scale, forms, list(states or []), cache or ContactCache())
 
     @property
     def n_frames(self) -> int:
@@ -89,11 +115,21 @@ class Footage:
         return self.names.index(body)
 
     @property
+    def tau_fp(self) -> np.ndarray:
+        """(F,P) tau of each pair at each frame (thickness at the frame's scale)."""
+        if self.scale is None or len(self.pairs) == 0:
+            return np.broadcast_to(self.taus[None, :], (self.n_frames, len(self.pairs)))
+        th = np.array([s.thickness for s in self.shapes])[:, None] * self.scale[:, :self.n_frames]
+        for b, (variants, which) in self.forms.items():
+            th[b] = np.array([v.thickness for v in variants])[which[:self.n_frames]] * self.scale[b, :self.n_frames]
+        return tau(th[self.pairs[:, 0]], th[self.pairs[:, 1]]).T
+
+    @property
     def contacts(self) -> Contacts:
         """Every measured pair-frame within tau of touching (or overlapping)."""
         if self._contacts is None:
             self._contacts = measure(self.shapes, self.world[:, :self.n_frames], self.pairs, self.taus,
-                                     self.taus, self.cache)
+                                     self.taus, self.cache, self.scale, self.forms)
         return self._contacts
 
     @property

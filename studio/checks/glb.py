@@ -1,16 +1,30 @@
 """Animated glTF 2.0 binaries (.glb) as films to verify or score.
 
-Each mesh node is a rigid body named after the node; node animation channels
-(translation, rotation, scale; LINEAR or STEP) move it. Frames run from
-frame_start to frame_start + round(last keyed time · fps), fps 24 and
-frame_start 1 unless the scene's extras say {"studio": {"fps", "frame_start"}}.
-glTF is +Y up; the data is turned to the studio's +Z up unless the extras say
-{"studio": {"up": "Z"}}. A node named `ground` or with extras
-{"studio": {"role": "ground"}} is the ground; nodes with no animation on
-themselves or their parents are static; {"studio": {"self_propelled": true}}
-exempts a body from floating. Anything malformed raises GlbError naming the
-file and what was wrong (bad magic, truncated chunk, accessor out of range,
-missing buffer, ...).
+Each node with a triangle mesh is a body named after the node (a mesh used by
+several nodes gives each node its own body); all its triangle primitives
+(indexed or not, lists, strips and fans) form one surface. Animation channels
+(translation, rotation, scale; LINEAR, STEP or CUBICSPLINE) move nodes, and a
+node moves with its parents; static nodes may use a matrix. A body's world
+transform at each frame is split into a rotation and a stretch (any scale or
+skew): a stretch that never changes is baked into its mesh; one that changes
+over time becomes the body's `Growth`, a uniform factor per frame (distances
+scale exactly with it) times a shape of volume 1, each distinct shape (non-
+uniform scale: squash and stretch) prepared as a mesh of its own; the
+verifiers measure the body as it is at each frame and take its thickness for
+tau at each frame. Skins and morph targets are refused, naming the node.
+Frames run from frame_start to frame_start + round(last key time · fps), fps
+24 and frame_start 1 unless the scene's extras say {"studio": {"fps",
+"frame_start"}}. glTF is +Y up; the data is turned to the studio's +Z up
+unless the extras say {"studio": {"up": "Z"}}. A node named `ground` or with
+extras {"studio": {"role": "ground"}} is the ground; nodes with no animation
+on themselves or their parents are static; {"studio": {"self_propelled":
+true}} exempts a body from floating.
+
+Nothing in the file is trusted: the JSON is checked against glTF's types
+(`gltf_schema`) before use, every count and allocation is capped before it is
+made (the caps below), the node graph is walked once per node and must be a
+tree, and NaN or infinite numbers are refused. Every fault raises GlbError
+naming the file and the JSON path.
 """
 from __future__ import annotations
 
@@ -23,12 +37,30 @@ import trimesh
 
 from studio.scene.ir import Body, Geometry, Scene
 from studio.scene.pose import Tracks
-from studio.scene.transforms import compose, matrix_to_quat, quat_normalize, slerp
+from studio.scene.transforms import matrix_to_quat, quat_normalize, quat_to_matrix
+
+from .footage import Growth
+from .gltf_keys import sample
+from .gltf_schema import MAX_DEPTH, SchemaError, check, depth, studio_extras
 
 MAGIC, JSON_CHUNK, BIN_CHUNK = 0x46546C67, 0x4E4F534A, 0x004E4942
 COMPONENTS = {5120: ("b", 1), 5121: ("B", 1), 5122: ("h", 2), 5123: ("H", 2), 5125: ("I", 4), 5126: ("f", 4)}
 WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 Y_UP_TO_Z_UP = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
+
+MAX_FILE_BYTES = 1 << 30          # a .glb of at most 1 GiB
+MAX_JSON_BYTES = 64 << 20         # its JSON chunk at most 64 MiB
+MAX_ACCESSOR_VALUES = 1 << 24     # components in one accessor (count × width)
+MAX_VALUES = 1 << 25              # components in all accessors read (256 MiB as float64)
+MAX_FRAMES = 1_000_000            # frames in a film (11.6 hours at 24 fps)
+MAX_MOVING_NODE_FRAMES = 1_000_000  # moving nodes × frames held in memory at once (256 MiB of matrices)
+MAX_NODE_DEPTH = 256              # levels of the node tree
+MAX_BODIES = 2_000
+MAX_TRIANGLES = 4_000_000         # triangles over all bodies
+MAX_FORMS = 500                   # proportions one body's animated scale may take (each is a prepared shape)
+MAX_COORD = 1e6                   # metres: positions, translations and scales beyond are refused
+GEOMETRY_EXTENSIONS = ("KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_mesh_quantization")
+READ_EXTENSIONS = ("KHR_mesh_quantization",)
 
 
 class GlbError(ValueError):
@@ -36,19 +68,39 @@ class GlbError(ValueError):
 
 
 def load_glb(path: str | Path) -> tuple[Scene, dict[str, trimesh.Trimesh], Tracks]:
-    """The film in a .glb: a scene of rigid bodies, their meshes (body frame), and baked tracks."""
+    """The film in a .glb: a scene of bodies, their meshes (body frame), and baked tracks."""
+    scene, meshes, tracks, _ = load_glb_film(path)
+    return scene, meshes, tracks
+
+
+def load_glb_film(path: str | Path):
+    """The film, and the Growth of each body whose scale changes over time."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise GlbError(f"{path}: {size} bytes; the largest .glb read is {MAX_FILE_BYTES} bytes")
         data = path.read_bytes()
     except OSError as e:
         raise GlbError(f"{path}: cannot read ({e.strerror})") from None
-    return Glb(path, data).film()
+    with np.errstate(all="ignore"):
+        return Glb(path, data).film()
+
+
+def _finite(a: np.ndarray) -> bool:
+    return bool(np.all(np.isfinite(a)))
 
 
 class Glb:
     def __init__(self, path: Path, data: bytes):
         self.path = path
         self.doc, self.bin = self._chunks(data)
+        try:
+            check(self.doc)
+        except SchemaError as e:
+            raise self.fail(str(e)) from None
+        self._accessors: dict[int, np.ndarray] = {}
+        self._values = 0
 
     def fail(self, msg: str) -> GlbError:
         return GlbError(f"{self.path}: {msg}")
@@ -74,245 +126,397 @@ class Glb:
             pos += 8 + clen
         if not chunks or chunks[0][0] != JSON_CHUNK:
             raise self.fail("the first chunk must be JSON")
+        if len(chunks[0][1]) > MAX_JSON_BYTES:
+            raise self.fail(f"JSON chunk of {len(chunks[0][1])} bytes; at most {MAX_JSON_BYTES} are read")
+
+        def constant(name):
+            raise ValueError(f"{name} is not a JSON number (NaN and infinities are refused)")
         try:
-            doc = json.loads(chunks[0][1].decode("utf-8").rstrip(" \x00"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            doc = json.loads(chunks[0][1].decode("utf-8").rstrip(" \x00"), parse_constant=constant)
+        except RecursionError:
+            raise self.fail(f"JSON chunk nested deeper than {MAX_DEPTH} levels") from None
+        except (UnicodeDecodeError, ValueError) as e:
             raise self.fail(f"JSON chunk is not valid JSON ({e})") from None
         if not isinstance(doc, dict):
-            raise self.fail("JSON chunk: expected an object")
+            raise self.fail("JSON chunk: expected an object at the top")
+        if depth(doc) > MAX_DEPTH:
+            raise self.fail(f"JSON chunk nested deeper than {MAX_DEPTH} levels")
         blob = next((c for t, c in chunks[1:] if t == BIN_CHUNK), None)
         return doc, blob
 
     # ---- accessors -------------------------------------------------------
-    def buffer(self, i: int) -> bytes:
-        buffers = self.doc.get("buffers", [])
+    def _list(self, key: str) -> list:
+        return self.doc.get(key, [])
+
+    def buffer(self, i: int, where: str) -> bytes:
+        buffers = self._list("buffers")
         if not 0 <= i < len(buffers):
-            raise self.fail(f"missing buffer {i} (the file declares {len(buffers)})")
+            raise self.fail(f"{where}: missing buffer {i} (the file declares {len(buffers)})")
         b = buffers[i]
         if "uri" in b:
-            raise self.fail(f"buffers[{i}]: external or data-URI buffers are not read; expected the GLB BIN chunk")
+            raise self.fail(f"buffers[{i}].uri: external or data-URI buffers are not read; expected the GLB BIN chunk")
         if self.bin is None:
-            raise self.fail(f"missing buffer {i}: the file has no BIN chunk")
-        if int(b.get("byteLength", 0)) > len(self.bin):
-            raise self.fail(f"buffers[{i}]: byteLength {b.get('byteLength')} exceeds the BIN chunk ({len(self.bin)})")
+            raise self.fail(f"buffers[{i}]: missing buffer {i}: the file has no BIN chunk")
+        if int(b["byteLength"]) > len(self.bin):
+            raise self.fail(f"buffers[{i}].byteLength: {b['byteLength']} exceeds the BIN chunk ({len(self.bin)} bytes)")
         return self.bin
 
-    def accessor(self, i: int) -> np.ndarray:
-        accs = self.doc.get("accessors", [])
-        if not isinstance(i, int) or not 0 <= i < len(accs):
-            raise self.fail(f"missing accessor {i}")
+    def accessor(self, i: int, where: str, allowed: tuple[str, ...] | None = None) -> np.ndarray:
+        """Accessor i as a float array (count, width); `where` is the JSON path that refers to it."""
+        accs = self._list("accessors")
+        i = int(i)
+        if not 0 <= i < len(accs):
+            raise self.fail(f"{where}: missing accessor {i} (the file declares {len(accs)})")
         a = accs[i]
-        where = f"accessors[{i}]"
+        w = f"accessors[{i}]"
+        if allowed is not None and a["type"] not in allowed:
+            raise self.fail(f"{w}.type: {a['type']}, expected {' or '.join(allowed)} for {where}")
+        if i in self._accessors:
+            return self._accessors[i]
         if "sparse" in a:
-            raise self.fail(f"{where}: sparse accessors are not supported")
-        if a.get("componentType") not in COMPONENTS or a.get("type") not in WIDTH:
-            raise self.fail(f"{where}: unknown componentType/type {a.get('componentType')}/{a.get('type')}")
-        fmt, size = COMPONENTS[a["componentType"]]
-        width, count = WIDTH[a["type"]], int(a.get("count", 0))
+            raise self.fail(f"{w}.sparse: sparse accessors are not supported (used by {where})")
+        fmt, size = COMPONENTS[int(a["componentType"])]
+        width, count = WIDTH[a["type"]], int(a["count"])
+        if count * width > MAX_ACCESSOR_VALUES:
+            raise self.fail(f"{w}.count: {count} × {width} values; at most {MAX_ACCESSOR_VALUES} are read")
+        self._values += count * width
+        if self._values > MAX_VALUES:
+            raise self.fail(f"{w}: the accessors read so far hold more than {MAX_VALUES} values; larger films "
+                            "are not read")
         if "bufferView" not in a:
-            return np.zeros((count, width))
-        views = self.doc.get("bufferViews", [])
-        v = a["bufferView"]
+            out = np.zeros((count, width))
+            self._accessors[i] = out
+            return out
+        views = self._list("bufferViews")
+        v = int(a["bufferView"])
         if not 0 <= v < len(views):
-            raise self.fail(f"{where}.bufferView: no bufferView {v}")
+            raise self.fail(f"{w}.bufferView: no bufferView {v} (the file declares {len(views)})")
         view = views[v]
-        buf = self.buffer(int(view.get("buffer", 0)))
-        vstart, vlen = int(view.get("byteOffset", 0)), int(view.get("byteLength", 0))
+        buf = self.buffer(int(view["buffer"]), f"bufferViews[{v}].buffer")
+        vstart, vlen = int(view.get("byteOffset", 0)), int(view["byteLength"])
         if vstart + vlen > len(buf):
-            raise self.fail(f"bufferViews[{v}]: bytes {vstart}..{vstart + vlen} out of range of the buffer ({len(buf)})")
+            raise self.fail(f"bufferViews[{v}]: bytes {vstart}..{vstart + vlen} out of range of the buffer "
+                            f"({len(buf)} bytes)")
         elem = size * width
         stride = int(view.get("byteStride", 0)) or elem
+        if stride < elem:
+            raise self.fail(f"bufferViews[{v}].byteStride: {stride} is less than one element of {w} ({elem} bytes)")
         off = int(a.get("byteOffset", 0))
-        need = off + stride * (count - 1) + elem if count else 0
+        if off % size or (vstart + off) % size:
+            raise self.fail(f"{w}.byteOffset: {off} is not aligned to its {size}-byte components")
+        need = off + stride * (count - 1) + elem
         if need > vlen:
-            raise self.fail(f"{where}: accessor out of range: needs {need} bytes of bufferViews[{v}], "
-                            f"which has {vlen}")
-        raw = np.frombuffer(buf, dtype=np.dtype("<" + fmt), count=(need - off) // size if count else 0,
-                            offset=vstart + off) if count else np.zeros(0)
-        if stride == elem:
-            out = raw[:count * width].reshape(count, width)
-        else:
-            step = stride // size
-            out = np.stack([raw[k * step:k * step + width] for k in range(count)]) if count else raw.reshape(0, width)
-        out = out.astype(float)
+            raise self.fail(f"{w}: accessor out of range: needs {need} bytes of bufferViews[{v}], which has {vlen}")
+        out = np.ndarray((count, width), dtype=np.dtype("<" + fmt), buffer=buf, offset=vstart + off,
+                         strides=(stride, size)).astype(float)
         if a.get("normalized") and fmt != "f":
             out = np.maximum(out / float(2 ** (8 * size - (1 if fmt.islower() else 0)) - 1), -1.0)
+        if not _finite(out):
+            bad = int(np.nonzero(~np.isfinite(out).all(axis=1))[0][0])
+            raise self.fail(f"{w}: element {bad} is {out[bad].tolist()} (NaN or infinite), used by {where}")
+        self._accessors[i] = out
         return out
 
     # ---- the film --------------------------------------------------------
-    def film(self) -> tuple[Scene, dict[str, trimesh.Trimesh], Tracks]:
+    def film(self):
         doc = self.doc
-        nodes = doc.get("nodes", [])
-        scenes = doc.get("scenes", [])
+        for i, e in enumerate(self._list("extensionsRequired")):
+            if e not in READ_EXTENSIONS and (e in GEOMETRY_EXTENSIONS or not e.startswith(("KHR_materials_",
+                                                                                          "KHR_texture_"))):
+                raise self.fail(f"extensionsRequired[{i}]: {e} is not supported")
+        nodes = self._list("nodes")
+        scenes = self._list("scenes")
         si = int(doc.get("scene", 0)) if scenes else None
-        gscene = scenes[si] if si is not None and 0 <= si < len(scenes) else {}
-        studio = dict((gscene.get("extras") or {}).get("studio", {}) or (doc.get("extras") or {}).get("studio", {}) or {})
+        if si is not None and si >= len(scenes):
+            raise self.fail(f"scene: no scene {si} (the file declares {len(scenes)})")
+        gscene = scenes[si] if si is not None else {}
+        studio = studio_extras(gscene, f"scenes[{si}]") or studio_extras(doc, "")
         fps = float(studio.get("fps", 24))
         frame_start = int(studio.get("frame_start", 1))
-        if fps <= 0:
-            raise self.fail(f"scenes[{si}].extras.studio.fps must be positive, got {fps}")
         z_up = str(studio.get("up", "Y")).upper() == "Z"
-        roots = gscene.get("nodes") if gscene else None
-        parent = {}
-        for i, n in enumerate(nodes):
-            for c in n.get("children", []):
-                if not 0 <= c < len(nodes):
-                    raise self.fail(f"nodes[{i}].children: no node {c}")
-                parent[c] = i
-        if roots is None:
-            roots = [i for i in range(len(nodes)) if i not in parent]
+        order, parent = self._tree(nodes, gscene.get("nodes") if gscene else None, si)
         channels, t_end = self._channels()
-        n_frames = int(round(t_end * fps)) + 1
+        frames_f = t_end * fps
+        if not np.isfinite(frames_f) or frames_f + 1 > MAX_FRAMES:
+            raise self.fail(f"the last key at {t_end:g} s makes {frames_f + 1:.3g} frames at {fps:g} fps; "
+                            f"at most {MAX_FRAMES} frames are read")
+        n_frames = int(round(frames_f)) + 1
+        moving = set()
+        for i in order:
+            if i in channels or parent.get(i) in moving:
+                moving.add(i)
+        if len(moving) * n_frames > MAX_MOVING_NODE_FRAMES:
+            raise self.fail(f"{len(moving)} moving nodes × {n_frames} frames; at most {MAX_MOVING_NODE_FRAMES} "
+                            "node-frames are read")
         times = np.arange(n_frames) / fps
-        animated = set(channels)
-        local = {i: self._local(i, channels.get(i, {}), times) for i in range(len(nodes))}
+        base = (np.eye(4) if z_up else Y_UP_TO_Z_UP)[None]
         world: dict[int, np.ndarray] = {}
-
-        def walk(i: int, above: np.ndarray, moving: bool, seen: set):
-            if i in seen:
-                raise self.fail(f"nodes[{i}]: the node tree has a cycle")
-            seen = seen | {i}
-            world[i] = above @ local[i]
-            moving = moving or i in animated
-            if moving:
-                animated.add(i)
-            for c in nodes[i].get("children", []):
-                walk(c, world[i], moving, seen)
-        base = np.broadcast_to(np.eye(4) if z_up else Y_UP_TO_Z_UP, (n_frames, 4, 4))
-        for r in roots:
-            if not 0 <= r < len(nodes):
-                raise self.fail(f"scenes[{si}].nodes: no node {r}")
-            walk(r, base, False, set())
-        bodies, meshes, tracks_roots, used = [], {}, {}, set()
-        for i in sorted(world):
+        for i in order:                              # parents come before their children
+            above = world[parent[i]] if i in parent else base
+            world[i] = above @ self._local(i, channels.get(i, {}), times)
+        bodies, meshes, tracks_roots, growth, used, triangles = [], {}, {}, {}, set(), 0
+        for i in order:
             n = nodes[i]
             if "mesh" not in n:
                 continue
-            verts, faces = self._mesh(n["mesh"])
+            name = str(n.get("name") or f"node{i}")
+            verts, faces = self._mesh(int(n["mesh"]), i, name)
             if len(faces) == 0:
                 continue
-            name = str(n.get("name") or f"node{i}")
+            triangles += len(faces)
+            if triangles > MAX_TRIANGLES or len(bodies) >= MAX_BODIES:
+                raise self.fail(f"nodes[{i}]: more than {MAX_BODIES} bodies or {MAX_TRIANGLES} triangles; "
+                                "larger films are not read")
             while name in used:
                 name += "_"
             used.add(name)
-            extras = (n.get("extras") or {}).get("studio", {}) or {}
-            w = world[i]
-            lin = w[:, :3, :3]
-            scale = np.linalg.norm(lin, axis=1)          # column norms
-            if np.max(np.abs(scale - scale[0])) > 1e-6 * max(1.0, float(np.abs(scale).max())):
-                raise self.fail(f"nodes[{i}] ({name}): scale changes over time; a rigid body keeps one scale")
-            rot = lin / scale[:, None, :]
-            det = np.linalg.det(rot[0])
-            s0 = scale[0].copy()
-            if det < 0:
-                s0[0] = -s0[0]
-                rot[:, :, 0] = -rot[:, :, 0]
-            mesh = trimesh.Trimesh(verts * s0, faces, process=False)
-            if det < 0:
-                mesh.invert()
+            extras = studio_extras(n, f"nodes[{i}]")
+            mesh, track, grows = self._body(i, name, verts, faces, world[i])
+            track = np.broadcast_to(track, (n_frames, 7)).copy()
             ground = name == "ground" or extras.get("role") == "ground"
             flags = []
-            if i not in animated:
+            if i not in moving:
                 flags.append("static")
             if extras.get("self_propelled"):
                 flags.append("self_propelled")
             bodies.append(Body(name=name, kind="ground" if ground else "rigid",
                                geometry=Geometry(source="mesh", path=f"{self.path.name}#{name}"), flags=flags))
             meshes[name] = mesh
-            tracks_roots[name] = np.concatenate([w[:, :3, 3], matrix_to_quat(rot)], axis=1)
+            tracks_roots[name] = track
+            if grows is not None:
+                growth[name] = grows
         if not bodies:
-            raise self.fail("no mesh node with triangles")
-        return Scene(name=self.path.stem, bodies=bodies), meshes, Tracks(frame_start, tracks_roots)
+            raise self.fail("no mesh node with triangles in the scene")
+        return Scene(name=self.path.stem, bodies=bodies), meshes, Tracks(frame_start, tracks_roots), growth
+
+    def _tree(self, nodes: list, roots: list | None, si) -> tuple[list[int], dict[int, int]]:
+        """Scene nodes, parents before children, each visited once; refuses cycles and shared children."""
+        parent: dict[int, int] = {}
+        for i, n in enumerate(nodes):
+            for k, c in enumerate(n.get("children", [])):
+                c = int(c)
+                if c >= len(nodes):
+                    raise self.fail(f"nodes[{i}].children[{k}]: no node {c} (the file declares {len(nodes)})")
+                if c == i:
+                    raise self.fail(f"nodes[{i}].children[{k}]: a node cannot be its own child (cycle)")
+                if c in parent:
+                    raise self.fail(f"nodes[{i}].children[{k}]: node {c} is already a child of nodes[{parent[c]}]; "
+                                    "glTF nodes form a tree (no shared children)")
+                parent[c] = i
+        if roots is None:
+            roots = [i for i in range(len(nodes)) if i not in parent]
+            where = "nodes"
+        else:
+            where = f"scenes[{si}].nodes"
+        order, seen = [], set()
+        for k, r in enumerate(roots):
+            r = int(r)
+            if r >= len(nodes):
+                raise self.fail(f"{where}[{k}]: no node {r} (the file declares {len(nodes)})")
+            if r in parent:
+                raise self.fail(f"{where}[{k}]: node {r} is a child of nodes[{parent[r]}], not a root")
+            if r in seen:
+                raise self.fail(f"{where}[{k}]: node {r} is listed twice")
+            stack = [(r, 1)]
+            while stack:
+                i, level = stack.pop()
+                if level > MAX_NODE_DEPTH:
+                    raise self.fail(f"nodes[{i}]: the node tree is deeper than {MAX_NODE_DEPTH} levels")
+                seen.add(i)
+                order.append(i)
+                stack.extend((int(c), level + 1) for c in reversed(nodes[i].get("children", [])))
+        for i in range(len(nodes)):             # a cycle among nodes no root reaches
+            if i not in seen and i in parent:
+                j, steps = parent[i], 0
+                while j in parent and j != i and steps <= len(nodes):
+                    j, steps = parent[j], steps + 1
+                if j == i:
+                    raise self.fail(f"nodes[{i}]: the node tree has a cycle through nodes[{parent[i]}]")
+        return order, parent
 
     def _channels(self) -> tuple[dict[int, dict[str, tuple]], float]:
         out: dict[int, dict[str, tuple]] = {}
         t_end = 0.0
-        for ai, anim in enumerate(self.doc.get("animations", [])):
-            samplers = anim.get("samplers", [])
-            for ci, ch in enumerate(anim.get("channels", [])):
+        nodes = self._list("nodes")
+        for ai, anim in enumerate(self._list("animations")):
+            samplers = anim["samplers"]
+            for ci, ch in enumerate(anim["channels"]):
                 where = f"animations[{ai}].channels[{ci}]"
-                target = ch.get("target", {})
-                node, prop = target.get("node"), target.get("path")
-                if prop not in ("translation", "rotation", "scale"):
-                    continue   # morph weights do not move rigid bodies
-                if not isinstance(node, int) or not 0 <= node < len(self.doc.get("nodes", [])):
-                    raise self.fail(f"{where}.target.node: no node {node}")
-                s = ch.get("sampler")
-                if not isinstance(s, int) or not 0 <= s < len(samplers):
-                    raise self.fail(f"{where}.sampler: no sampler {s}")
+                target = ch["target"]
+                if "node" not in target:
+                    continue                            # a channel for an extension's target
+                node, prop = int(target["node"]), target["path"]
+                if node >= len(nodes):
+                    raise self.fail(f"{where}.target.node: no node {node} (the file declares {len(nodes)})")
+                s = int(ch["sampler"])
+                sw = f"animations[{ai}].samplers[{s}]"
+                if prop == "weights":
+                    mesh = nodes[node].get("mesh")
+                    name = nodes[node].get("name") or f"node{node}"
+                    raise self.fail(f"{where}: animates the morph target weights of nodes[{node}] ({name}, mesh "
+                                    f"{mesh}); morph targets are not supported (a body keeps one mesh)")
+                if prop in out.get(node, {}):
+                    raise self.fail(f"{where}: a second channel for nodes[{node}].{prop}")
                 interp = samplers[s].get("interpolation", "LINEAR")
-                if interp not in ("LINEAR", "STEP"):
-                    raise self.fail(f"animations[{ai}].samplers[{s}].interpolation: {interp} is not supported, "
-                                    "expected LINEAR or STEP")
-                t = self.accessor(samplers[s].get("input")).reshape(-1)
-                v = self.accessor(samplers[s].get("output"))
-                if len(t) == 0 or len(v) != len(t):
-                    raise self.fail(f"animations[{ai}].samplers[{s}]: {len(t)} key times but {len(v)} values")
+                t = self.accessor(samplers[s]["input"], f"{sw}.input", ("SCALAR",)).reshape(-1)
+                width = {"translation": 3, "rotation": 4, "scale": 3}[prop]
+                v = self.accessor(samplers[s]["output"], f"{sw}.output")
+                if v.shape[1] != width:
+                    raise self.fail(f"{sw}.output: {prop} needs {width} values per key, the accessor has "
+                                    f"{v.shape[1]}")
+                per_key = 3 if interp == "CUBICSPLINE" else 1
+                if len(v) != per_key * len(t):
+                    raise self.fail(f"{sw}: {len(t)} key times but {len(v)} values"
+                                    + (" (CUBICSPLINE needs 3 per key)" if per_key == 3 else ""))
+                if t[0] < 0:
+                    raise self.fail(f"{sw}.input: key time {t[0]:g} s is negative")
                 if np.any(np.diff(t) < 0):
-                    raise self.fail(f"animations[{ai}].samplers[{s}].input: key times must not decrease")
+                    k = int(np.nonzero(np.diff(t) < 0)[0][0]) + 1
+                    raise self.fail(f"{sw}.input: key times must not decrease (key {k}: {t[k]:g} s after "
+                                    f"{t[k - 1]:g} s)")
+                if prop != "rotation" and np.max(np.abs(v)) > MAX_COORD:
+                    raise self.fail(f"{sw}.output: {prop} value {np.max(np.abs(v)):g} is beyond {MAX_COORD:g}")
+                if prop == "rotation":
+                    keys = v.reshape(len(t), per_key, 4)[:, per_key // 2]
+                    if np.any(np.linalg.norm(keys, axis=1) < 1e-6):
+                        raise self.fail(f"{sw}.output: a rotation key of length 0 (expected a unit quaternion)")
                 out.setdefault(node, {})[prop] = (t, v, interp)
                 t_end = max(t_end, float(t[-1]))
         return out, t_end
 
     def _local(self, i: int, chans: dict, times: np.ndarray) -> np.ndarray:
-        n = self.doc["nodes"][i]
-        F = len(times)
+        """Node i's local matrix: (1,4,4) when it is not animated, else one per frame."""
+        n = self._list("nodes")[i]
         if "matrix" in n:
+            if chans:
+                raise self.fail(f"nodes[{i}].matrix: an animated node must use translation/rotation/scale, "
+                                "not a matrix")
             m = np.asarray(n["matrix"], float).reshape(4, 4).T
-            if not chans:
-                return np.broadcast_to(m, (F, 4, 4))
-            raise self.fail(f"nodes[{i}]: an animated node must use TRS, not a matrix")
-        t = np.broadcast_to(np.asarray(n.get("translation", [0, 0, 0]), float), (F, 3))
-        r = np.broadcast_to(np.asarray(n.get("rotation", [0, 0, 0, 1]), float), (F, 4))
-        s = np.broadcast_to(np.asarray(n.get("scale", [1, 1, 1]), float), (F, 3))
+            if np.abs(m[:3, 3]).max() > MAX_COORD or np.abs(m[:3, :3]).max() > MAX_COORD:
+                raise self.fail(f"nodes[{i}].matrix: values beyond {MAX_COORD:g}")
+            if not np.allclose(m[3], [0, 0, 0, 1]):
+                raise self.fail(f"nodes[{i}].matrix: the last row must be 0 0 0 1 (an affine transform)")
+            return m[None]
+        F = len(times) if chans else 1
+        t = np.asarray(n.get("translation", [0, 0, 0]), float)[None]
+        r = np.asarray(n.get("rotation", [0, 0, 0, 1]), float)[None]
+        s = np.asarray(n.get("scale", [1, 1, 1]), float)[None]
+        if max(np.abs(t).max(), np.abs(s).max()) > MAX_COORD:
+            raise self.fail(f"nodes[{i}]: translation or scale beyond {MAX_COORD:g}")
+        if np.linalg.norm(r) < 1e-6:
+            raise self.fail(f"nodes[{i}].rotation: length 0, expected a unit quaternion")
         if "translation" in chans:
-            t = _sample(*chans["translation"], times)
+            t = sample(*chans["translation"], times)
         if "rotation" in chans:
-            r = _sample(*chans["rotation"], times, rotation=True)
+            r = sample(*chans["rotation"], times, rotation=True)
+            if np.any(np.linalg.norm(r, axis=1) < 1e-9):
+                raise self.fail(f"nodes[{i}].rotation: the animation passes through a rotation of length 0")
         if "scale" in chans:
-            s = _sample(*chans["scale"], times)
+            s = sample(*chans["scale"], times)
         q = quat_normalize(np.concatenate([r[:, 3:4], r[:, :3]], axis=1))      # glTF xyzw -> wxyz
-        m = compose(t, q)
-        m[:, :3, :3] = m[:, :3, :3] * s[:, None, :]
+        m = np.zeros((F, 4, 4))
+        m[:, :3, :3] = quat_to_matrix(q) * s[:, None, :]
+        m[:, :3, 3] = t
+        m[:, 3, 3] = 1.0
         return m
 
-    def _mesh(self, mi: int) -> tuple[np.ndarray, np.ndarray]:
-        meshes = self.doc.get("meshes", [])
-        if not isinstance(mi, int) or not 0 <= mi < len(meshes):
-            raise self.fail(f"missing mesh {mi}")
+    def _body(self, i: int, name: str, verts: np.ndarray, faces: np.ndarray, w: np.ndarray):
+        """Mesh, root track [x y z w qx qy qz], and its Growth if its size changes (else None).
+
+        Each frame's matrix is split into a rotation and a symmetric stretch (polar decomposition),
+        which holds any scale and any skew from scaled parents exactly. A stretch that never changes is
+        baked into the mesh; one that changes is a uniform factor per frame times a shape of volume 1,
+        each distinct shape prepared as a mesh of its own."""
+        lin = w[:, :3, :3]
+        u, sv, vt = np.linalg.svd(lin)
+        flip = np.linalg.det(u @ vt) < 0
+        u[flip, :, 2] *= -1
+        sv[flip, 2] *= -1
+        rot = u @ vt                                                   # proper rotation per frame
+        stretch = np.einsum("fji,fj,fjk->fik", vt, sv, vt)              # symmetric: lin = rot @ stretch
+        size = max(1.0, float(np.abs(stretch).max()))
+        if np.min(np.abs(sv)) <= 1e-9 * size:
+            f = int(np.argmin(np.min(np.abs(sv), axis=1)))
+            raise self.fail(f"nodes[{i}] ({name}): scale 0 at frame {f} flattens the body; a body must keep a volume")
+        track = np.concatenate([w[:, :3, 3], matrix_to_quat(rot)], axis=1)
+        if np.abs(stretch - stretch[0]).max() <= 1e-9 * size:
+            return self._stretched(i, name, verts, faces, stretch[0]), track, None
+        k = np.cbrt(np.abs(np.linalg.det(stretch)))
+        form = stretch / k[:, None, None]                               # the shape, at volume 1
+        key = np.round(form.reshape(len(form), 9) / max(1.0, float(np.abs(form).max())) * 1e9).astype(np.int64)
+        _, first, which = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        if len(first) > MAX_FORMS:
+            raise self.fail(f"nodes[{i}] ({name}): its scale takes {len(first)} different proportions; at most "
+                            f"{MAX_FORMS} are verified (each is prepared as its own shape)")
+        order = np.argsort(first)                                       # forms in order of appearance
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        meshes = [self._stretched(i, name, verts, faces, form[first[j]]) for j in order]
+        return meshes[0], track, Growth(k, meshes, rank[which.reshape(-1)])
+
+    def _stretched(self, i: int, name: str, verts: np.ndarray, faces: np.ndarray, stretch: np.ndarray):
+        mesh = trimesh.Trimesh(verts @ stretch.T, faces, process=False)
+        if np.linalg.det(stretch) < 0:
+            mesh.invert()
+        if mesh.area <= 0:
+            raise self.fail(f"nodes[{i}] ({name}): its triangles have no area")
+        return mesh
+
+    def _mesh(self, mi: int, node: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+        meshes = self._list("meshes")
+        if not 0 <= mi < len(meshes):
+            raise self.fail(f"nodes[{node}].mesh: no mesh {mi} (the file declares {len(meshes)})")
+        if "skin" in self._list("nodes")[node]:
+            raise self.fail(f"nodes[{node}] ({name}): a skinned mesh (skin {self._list('nodes')[node]['skin']}) is "
+                            "not supported; a body must be rigid (export each bone's part as its own mesh node)")
         verts, faces, base = [], [], 0
-        for pi, prim in enumerate(meshes[mi].get("primitives", [])):
-            if prim.get("mode", 4) != 4:
-                continue
-            if "POSITION" not in prim.get("attributes", {}):
-                raise self.fail(f"meshes[{mi}].primitives[{pi}]: no POSITION attribute")
-            v = self.accessor(prim["attributes"]["POSITION"])
-            f = (self.accessor(prim["indices"]).reshape(-1) if "indices" in prim else np.arange(len(v))).astype(np.int64)
-            if len(f) % 3:
-                raise self.fail(f"meshes[{mi}].primitives[{pi}]: {len(f)} indices is not a multiple of 3")
-            if len(f) and (f.min() < 0 or f.max() >= len(v)):
-                raise self.fail(f"meshes[{mi}].primitives[{pi}].indices: index {int(f.max())} out of range "
-                                f"({len(v)} vertices)")
-            verts.append(v[:, :3])
-            faces.append(f.reshape(-1, 3) + base)
+        for pi, prim in enumerate(meshes[mi]["primitives"]):
+            pw = f"meshes[{mi}].primitives[{pi}]"
+            mode = int(prim.get("mode", 4))
+            if mode < 4:
+                continue                                   # points and lines have no surface
+            weights = self._list("nodes")[node].get("weights", meshes[mi].get("weights", []))
+            if prim.get("targets") and any(abs(float(x)) > 0 for x in weights):
+                raise self.fail(f"nodes[{node}] ({name}): {pw}.targets: morph targets with non-zero weights are "
+                                "not supported (a body keeps one mesh)")
+            if "POSITION" not in prim["attributes"]:
+                raise self.fail(f"{pw}.attributes: no POSITION attribute")
+            v = self.accessor(prim["attributes"]["POSITION"], f"{pw}.attributes.POSITION", ("VEC3",))
+            if len(v) and np.abs(v).max() > MAX_COORD:
+                raise self.fail(f"{pw}.attributes.POSITION: coordinate {np.abs(v).max():g} is beyond {MAX_COORD:g}")
+            if "indices" in prim:
+                idx = self.accessor(prim["indices"], f"{pw}.indices", ("SCALAR",)).reshape(-1)
+                if np.any(idx != np.floor(idx)):
+                    raise self.fail(f"{pw}.indices: indices must be whole numbers (an integer componentType)")
+                idx = idx.astype(np.int64)
+            else:
+                idx = np.arange(len(v), dtype=np.int64)
+            if len(idx) and (idx.min() < 0 or idx.max() >= len(v)):
+                bad = int(idx.max()) if idx.max() >= len(v) else int(idx.min())
+                raise self.fail(f"{pw}.indices: index {bad} out of range ({len(v)} vertices)")
+            f = _triangles(idx, mode)
+            if f is None:
+                raise self.fail(f"{pw}: {len(idx)} indices is not a multiple of 3")
+            verts.append(v)
+            faces.append(f + base)
             base += len(v)
         if not verts:
             return np.zeros((0, 3)), np.zeros((0, 3), np.int64)
-        return np.concatenate(verts), np.concatenate(faces)
+        faces = np.concatenate(faces)
+        if len(faces) > MAX_TRIANGLES:
+            raise self.fail(f"meshes[{mi}]: {len(faces)} triangles; at most {MAX_TRIANGLES} are read")
+        return np.concatenate(verts), faces
 
 
-def _sample(t: np.ndarray, v: np.ndarray, interp: str, times: np.ndarray, rotation: bool = False) -> np.ndarray:
-    """Values of one channel at `times` (clamped at the ends)."""
-    k = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 1)
-    k1 = np.minimum(k + 1, len(t) - 1)
-    if interp == "STEP" or len(t) == 1:
-        return v[k]
-    span = np.where(t[k1] > t[k], t[k1] - t[k], 1.0)
-    u = np.clip((times - t[k]) / span, 0.0, 1.0)
-    u = np.where(k1 == k, 0.0, u)
-    if rotation:
-        q0 = np.concatenate([v[k, 3:4], v[k, :3]], axis=1)
-        q1 = np.concatenate([v[k1, 3:4], v[k1, :3]], axis=1)
-        q = slerp(q0, q1, u)
-        return np.concatenate([q[:, 1:], q[:, :1]], axis=1)
-    return v[k] + u[:, None] * (v[k1] - v[k])
+def _triangles(idx: np.ndarray, mode: int) -> np.ndarray | None:
+    """Triangle list (T,3) of TRIANGLES (4), TRIANGLE_STRIP (5) or TRIANGLE_FAN (6) indices."""
+    if mode == 4:
+        return idx.reshape(-1, 3) if len(idx) % 3 == 0 else None
+    if len(idx) < 3:
+        return np.zeros((0, 3), np.int64)
+    k = np.arange(len(idx) - 2)
+    if mode == 5:
+        odd = k % 2 == 1
+        a, b = np.where(odd, idx[k + 1], idx[k]), np.where(odd, idx[k], idx[k + 1])
+        return np.stack([a, b, idx[k + 2]], axis=1)
+    return np.stack([np.full(len(k), idx[0]), idx[k + 1], idx[k + 2]], axis=1)

@@ -26,7 +26,8 @@ def verify(film: Footage) -> Report:
         return Report(NAME, "not_applicable", [], {"penetration_rate": 0.0, "frames": film.n_frames,
                                                    "reason": "no pair of bodies that could count"})
     c = film.contacts
-    hit = film.counted[c.pair] & (-c.gap > film.taus[c.pair])
+    tau_k = film.tau_fp[c.frame, c.pair]
+    hit = film.counted[c.pair] & (-c.gap > tau_k)
     idx = np.nonzero(hit)[0]
     idx = idx[np.lexsort((c.pair[idx], c.frame[idx]))]
     evidence = []
@@ -37,7 +38,7 @@ def verify(film: Footage) -> Report:
             a, b, axis = b, a, -axis
         depth = float(-c.gap[k])
         evidence.append({"frame": int(film.frames[c.frame[k]]), "a": film.names[a], "b": film.names[b],
-                         "depth_m": round(depth, 6), "tau_m": round(float(film.taus[c.pair[k]]), 6),
+                         "depth_m": round(depth, 6), "tau_m": round(float(tau_k[k]), 6),
                          "axis": [round(float(v), 6) for v in axis], "push_m": round(depth, 6),
                          "point": [round(float(v), 6) for v in c.point[k]]})
     bad_frames = np.unique(c.frame[idx])

@@ -52,10 +52,12 @@ def run_on(footage: Footage, names: list[str] | None = None) -> list[Report]:
 
 def run_checks(scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks, *, plan: dict | None = None,
                states: list | None = None, names: list[str] | None = None,
-               cache: ContactCache | None = None, attachments: list[dict] | None = None) -> list[Report]:
+               cache: ContactCache | None = None, attachments: list[dict] | None = None,
+               growth: dict | None = None) -> list[Report]:
     """Verify baked tracks; states: (frame, Pose[, id]) the tracks must hit; attachments: the holds
-    the motion tools recorded ({"frame", "body", "start", "end"}), read by Supported and ContactSlip."""
-    footage = Footage.build(scene, meshes, tracks, plan=plan, states=states, cache=cache)
+    the motion tools recorded ({"frame", "body", "start", "end"}), read by Supported and ContactSlip;
+    growth: bodies whose size changes during the film (animated glTF scale)."""
+    footage = Footage.build(scene, meshes, tracks, plan=plan, states=states, cache=cache, growth=growth)
     if attachments:
         footage.extra["attachments"] = list(attachments)
     return run_on(footage, names)

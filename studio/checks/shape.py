@@ -5,9 +5,11 @@ points spread over the faces; thinned to about one per square of side
 sqrt(area/1000), never coarser than half the thickness) grouped into leaf
 clusters of 8 and parents of 6 leaves, each with a bounding sphere, its thickness (smallest extent of the oriented bounding box, the
 `l` of the tau rule), and a signed-distance grid over its bounding box
-(negative inside, metres). The grid is a fast estimate; `grid_err` is how far
-it may be off, so callers re-check exactly (`exact_signed`) when an estimate
-lands within that distance of a threshold. Shapes are cached in memory and on
+(negative inside, metres). The grid holds exact distances at its corners:
+between them it is a fast estimate (`grid_err`, how far it was seen to be
+off), and `proven` bounds the true distance (distance is 1-Lipschitz), so
+callers measure exactly (`exact_signed`, or the face planes of a convex
+body) wherever a proven bound reaches a threshold. Shapes are cached in memory and on
 disk (~/.cache/keypose-studio/checks) keyed by the mesh's content hash.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ GRID_POINTS = 25            # samples per axis of the signed-distance grid
 CLUSTER_SIZE = 8            # surface samples per leaf cluster
 GROUP = 6                   # leaf clusters per parent cluster
 _MEMORY: dict[str, "Shape"] = {}
+_CORNERS = np.array([(dx, dy, dz) for dx in (0, 1) for dy in (0, 1) for dz in (0, 1)], float)
 
 
 def mesh_hash(mesh: trimesh.Trimesh) -> str:
@@ -70,6 +73,13 @@ class Shape:
         self._err = err.reshape(-1)
         self._offsets = np.array([dx * self._strides[0] + dy * self._strides[1] + dz
                                   for dx in (0, 1) for dy in (0, 1) for dz in (0, 1)])
+        g = np.asarray(self.grid, float)    # per cell: lowest corner minus half the diagonal, a proven floor
+        # (every point of a cell lies within half its diagonal of a corner, and distance is 1-Lipschitz)
+        lowest = np.min([g[dx:n[0] - 1 + dx, dy:n[1] - 1 + dy, dz:n[2] - 1 + dz]
+                         for dx in (0, 1) for dy in (0, 1) for dz in (0, 1)], axis=0)
+        floor = np.full(self.grid.shape, np.inf)
+        floor[:n[0] - 1, :n[1] - 1, :n[2] - 1] = lowest - 0.5 * float(np.linalg.norm(self.grid_step))
+        self._floor = floor.reshape(-1)
         self._pad = self.pad
         size = int(np.max(np.diff(self.starts)))
         idx = np.minimum(self.starts[:-1, None] + np.arange(size)[None, :], self.starts[1:, None] - 1)
@@ -84,9 +94,10 @@ class Shape:
         self.parent_radii = np.max(np.linalg.norm(kid_reps - self.parent_reps[:, None], axis=2)
                                    + self.radii[self.children], axis=1)
 
-    def lookup(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def lookup(self, p: np.ndarray, floor: bool = False):
         """Signed distance estimate (negative inside, trilinear) and how far it may be off, at local
-        points (...,3). Outside the grid the estimate is a strict lower bound and the error zero."""
+        points (...,3). Outside the grid the estimate is a strict lower bound and the error zero.
+        With floor: also a proven lower bound (the cell's lowest corner minus half its diagonal)."""
         p = np.asarray(p, float)
         shape = p.shape[:-1]
         p = p.reshape(-1, 3)
@@ -104,13 +115,57 @@ class Shape:
         c = c[:, 0::2] + (c[:, 1::2] - c[:, 0::2]) * fy                   # (N, 2) along y
         val = c[:, 0] + (c[:, 1] - c[:, 0]) * f[:, 0]
         err = self._err[base]
+        low = self._floor[base] if floor else None
         if outside.any():
             top = self.grid_lo + (n - 1) * self.grid_step
             q = p[outside]
             gap = np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - q, q - top)), axis=1)
             val[outside] = gap + self._pad
             err[outside] = 0.0
+            if floor:
+                low[outside] = val[outside]
+        if floor:
+            return val.reshape(shape), err.reshape(shape), low.reshape(shape)
         return val.reshape(shape), err.reshape(shape)
+
+    def proven(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A proven interval [low, high] of the signed distance at local points (N,3).
+
+        The grid holds exact distances at its corners and distance is 1-Lipschitz, so within a
+        cell d(p) lies within d(c) -/+ |p - c| of every corner c. Outside the grid the distance
+        is at least the distance to the grid's box plus its margin around the mesh."""
+        p = np.asarray(p, float).reshape(-1, 3)
+        n = self._n
+        u = (p - self.grid_lo) * self._inv
+        outside = np.any((u < 0) | (u > n - 1), axis=1)
+        np.clip(u, 0, n - 1 - 1e-9, out=u)
+        i = u.astype(np.int64)
+        f = u - i
+        v = self._flat[(i @ self._strides)[:, None] + self._offsets[None, :]]          # (N, 8)
+        d = (f[:, None, :] - _CORNERS[None]) * self.grid_step
+        reach = np.sqrt(np.einsum("nci,nci->nc", d, d))
+        low, high = np.max(v - reach, axis=1), np.min(v + reach, axis=1)
+        if outside.any():
+            top = self.grid_lo + (n - 1) * self.grid_step
+            q = p[outside]
+            low[outside] = np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - q, q - top)), axis=1) + self._pad
+            high[outside] = np.inf
+        return low, high
+
+    @property
+    def planes(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Outward unit normals and offsets of a convex mesh's faces (None if not convex): inside
+        such a mesh the signed distance is exactly max(n·p - o)."""
+        if not hasattr(self, "_planes"):
+            self._planes = None
+            m = self.mesh
+            if len(m.faces) >= 4 and m.is_watertight and m.is_convex:
+                keep = m.area_faces > 1e-14 * max(m.area, 1e-30)
+                normals = m.face_normals[keep]
+                offsets = np.sum(normals * m.triangles[keep, 0], axis=1)
+                planes = np.unique(np.round(np.c_[normals, offsets], 12), axis=0)
+                self._planes = (planes[:, :3] / np.linalg.norm(planes[:, :3], axis=1, keepdims=True), planes[:, 3])
+        return self._planes
 
     def signed(self, p: np.ndarray) -> np.ndarray:
         """Signed distance estimate (negative inside) at local points (...,3), trilinear."""

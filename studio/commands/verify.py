@@ -10,7 +10,7 @@ from studio.checks.run import verify_film, verify_state
 from studio.checks.score import SCORED, check_film, rates
 from studio.store.project import Project
 
-from . import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, CommandError
+from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, CommandError
 
 
 def register(sub) -> None:
@@ -31,8 +31,51 @@ def _exists(path: Path) -> None:
         raise CommandError(f"{path}: no such project folder or .glb file", EXIT_BAD_INPUT)
 
 
+def _unexpected(film: Path, err: BaseException) -> CommandError:
+    """A fault the verifier did not foresee: one line naming the file, reported as a bug (exit 3)."""
+    if isinstance(err, MemoryError):
+        return CommandError(f"{film}: out of memory while verifying it", EXIT_ENVIRONMENT)
+    where = ""
+    tb = err.__traceback__
+    while tb is not None:
+        where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    log = _log_fault(film, err)
+    return CommandError(f"{film}: the verifier failed unexpectedly ({type(err).__name__}: {str(err)[:200]}{where}); "
+                        f"this is a bug in studio verify, please report it with the file{log}", EXIT_ENVIRONMENT)
+
+
+def _log_fault(film: Path, err: BaseException) -> str:
+    """The traceback, kept beside the verifier's cache for the bug report; ' and <path>' or ''."""
+    import os
+    import time
+    import traceback
+    root = os.environ.get("KEYPOSE_CACHE") or str(Path.home() / ".cache" / "keypose-studio")
+    path = Path(root) / "logs" / f"verify-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"studio verify {film}\n" + "".join(traceback.format_exception(err)))
+    except OSError:
+        return ""
+    return f" and {path}"
+
+
 def cmd_verify(args) -> int:
     _exists(args.film)
+    try:
+        return _verify(args)
+    except (CommandError, KeyboardInterrupt):
+        raise
+    except GlbError as e:
+        raise CommandError(str(e), EXIT_BAD_INPUT) from None
+    except Exception as e:   # noqa: BLE001 - no traceback reaches the user
+        if args.film.is_dir() and not isinstance(e, (MemoryError, AssertionError, ArithmeticError, TypeError,
+                                                     AttributeError, IndexError, RecursionError)):
+            raise          # project faults keep their own messages (cli.py)
+        raise _unexpected(args.film, e) from None
+
+
+def _verify(args) -> int:
     try:
         if args.film.is_dir():
             with Project.open(args.film) as project:
@@ -80,6 +123,8 @@ def cmd_score(args) -> int:
             rows.append((str(film), rates(check_film(film, SCORED))))
         except GlbError as e:
             raise CommandError(str(e), EXIT_BAD_INPUT) from None
+        except (MemoryError, ArithmeticError, TypeError, AttributeError, IndexError, RecursionError) as e:
+            raise _unexpected(film, e) from None
     # Films whose folder ends in -single-pass are the bare baselines: each group gets its own mean.
     groups = {"films": [r for n, r in rows if not n.rstrip("/").endswith("-single-pass")],
               "single-pass": [r for n, r in rows if n.rstrip("/").endswith("-single-pass")]}
