@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.meshes import scene_design_id
+from studio.scene.reading import read_memo
 from studio.store.project import Project
 from studio.store.reports import failing_required, load_reports
 
@@ -99,8 +100,19 @@ def state_status(project: Project, state_id: str, scene: Scene | None = None,
 
 
 def board_status(project: Project, scene: Scene | None = None) -> list[StateStatus]:
-    """Every authored state and every plan state, in frame order, with its status."""
+    """Every authored state and every plan state, in frame order, with its status
+    (once per read-only pass: the cards, progress and the signals all read it)."""
     scene = scene or load_scene(project)
+    memo = read_memo()
+    if memo is None:
+        return _board_status(project, scene)
+    key = ("board", id(project), id(scene))
+    if key not in memo:
+        memo[key] = (project, scene, _board_status(project, scene))
+    return list(memo[key][2])
+
+
+def _board_status(project: Project, scene: Scene) -> list[StateStatus]:
     plan = load_plan(project)
     trust = verify_project(project)
     out = {s.id: state_status(project, s.id, scene, plan, trust) for s in list_states(project)}
