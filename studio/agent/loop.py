@@ -84,7 +84,7 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
                 messages.append({"role": "tool", "tool_call_id": call.id,
                                  "content": json.dumps({"ok": False, "error": text})})
                 continue
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.as_text()})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": client.scrub(outcome.as_text())})
             say(f"{call.name}: {outcome.result.get('done', 'ok')}")
             if outcome.command is not None or call.name == "run_verifiers":
                 step = record_step(project, f"tool {call.name}",

@@ -1,0 +1,99 @@
+"""The OS wall around agent code: the bubblewrap command line, and whether it can run.
+
+The code runs in new user, PID, IPC, UTS, network and cgroup namespaces (no
+network at all: the namespace has only its own loopback), with a read-only
+root holding only what the interpreter needs (the system's /usr and /lib*,
+a few files of /etc, the interpreter's venv and prefix), its job folder the
+one writable place, a fresh /proc that shows only the sandbox, a clean
+environment, every capability dropped, no new privileges, no nested user
+namespaces, its own session, and SIGKILL when the studio goes away. When the
+studio runs as root the code runs as uid 65534 inside the namespace with no
+capability; the rlimits and the task group (cgroup) cap what it may use.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "fonts")
+SANDBOX_UID = 65534
+INSTALL_HINT = ("agent code runs only behind bubblewrap: install it (Debian/Ubuntu: sudo apt install bubblewrap) "
+                "and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu "
+                "24.04 also kernel.apparmor_restrict_unprivileged_userns=0), or opt in to running agent code "
+                "without it by setting \"unsandboxed_agent_code\": true in the settings")
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def interpreter_roots(exe: Path) -> list[Path]:
+    """The folders an interpreter needs: its venv, its base prefix, or a frozen app's own folder."""
+    exe = Path(os.path.abspath(exe))
+    found: list[Path] = []
+    cfg = exe.parent.parent / "pyvenv.cfg"
+    if cfg.is_file():
+        found.append(exe.parent.parent)
+        for line in cfg.read_text(errors="replace").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                found.append(Path(value.strip()).parent)
+    real = exe.resolve()
+    found.append(real.parent.parent if real.parent.name == "bin" else real.parent)
+    if getattr(sys, "frozen", False):
+        found.append(Path(sys.executable).resolve().parent)
+    roots: list[Path] = []
+    for root in (p.resolve() for p in found):
+        if not root.is_dir() or any(root.is_relative_to(s) for s in SYSTEM_DIRS if Path(s).is_dir()):
+            continue
+        if root != Path("/") and not any(root.is_relative_to(r) for r in roots):
+            roots = [r for r in roots if not r.is_relative_to(root)] + [root]
+    return roots
+
+
+def wall_command(bwrap: str, exe: Path, job_dir: Path, argv: list[str], env: dict[str, str]) -> list[str]:
+    """The bwrap command that runs `argv` (starting with `exe`) confined to `job_dir`."""
+    cmd = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+           "--unshare-cgroup", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+           "--hostname", "sandbox"]
+    if os.geteuid() == 0:
+        cmd += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            cmd += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            cmd += ["--ro-bind", d, d]
+    for name in ETC_FILES:
+        cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    for root in interpreter_roots(exe):
+        cmd += ["--ro-bind", str(root), str(root)]
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
+            "--bind", str(job_dir), str(job_dir), "--chdir", str(job_dir), "--remount-ro", "/", "--clearenv"]
+    for key, value in env.items():
+        cmd += ["--setenv", key, value]
+    return [*cmd, "--", *argv]
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(bwrap: str, euid: int) -> str:
+    with tempfile.TemporaryDirectory(prefix="keypose-probe-") as tmp:
+        try:
+            r = subprocess.run(wall_command(bwrap, Path("/usr/bin/true"), Path(tmp), ["/usr/bin/true"], {}),
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"{bwrap} could not start ({e})"
+    return "" if r.returncode == 0 else f"{bwrap} refused to make the sandbox ({r.stderr.strip()[:200]})"
+
+
+def wall_problem() -> str:
+    """Why bubblewrap cannot run here ('' when it can)."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    return _probe(bwrap, os.geteuid())
