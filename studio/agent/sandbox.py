@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import resource
+import select
 import signal
 import stat
 import subprocess
@@ -257,12 +258,17 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
                 group.remove()
             raise
         try:
+            exited = os.pidfd_open(proc.pid)      # readable the moment the process ends
+        except (OSError, AttributeError):         # a kernel before 5.3: poll instead
+            exited = None
+        try:
             while True:
-                try:
-                    proc.wait(timeout=0.05)
+                if exited is None:
+                    time.sleep(0.02)
+                else:
+                    select.select([exited], [], [], 0.05)
+                if proc.poll() is not None:
                     break
-                except subprocess.TimeoutExpired:
-                    pass
                 if time.monotonic() - t0 > time_limit:
                     timed_out = True
                     break
@@ -276,6 +282,8 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
                 if stopped:
                     break
         finally:
+            if exited is not None:
+                os.close(exited)
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)      # bwrap; its namespace's processes die with it
             if group is not None:
