@@ -272,6 +272,20 @@ db.execute("DROP TRIGGER IF EXISTS audit_no_delete")
 db.execute("DELETE FROM audit")
 db.commit()
 """,
+    "kernel_settings_through_proc": """
+import ctypes, os
+for path, value in (("/proc/sys/kernel/core_pattern", "|/tmp/{marker}"), ("/proc/sys/vm/drop_caches", "3"),
+                    ("/proc/sysrq-trigger", "h"), ("/proc/sys/kernel/hostname", "{marker}")):
+    try:
+        open(path, "w").write(value); print("wrote", path)
+    except OSError as e:
+        print(e)
+libc = ctypes.CDLL(None, use_errno=True)
+for name, call in (("remount / read-write", lambda: libc.mount(b"none", b"/", None, 32 | 1, None)),
+                   ("unmount /usr", lambda: libc.umount2(b"/usr", 2)),
+                   ("a nested user namespace", lambda: libc.unshare(0x10000000))):
+    print(name, call(), os.strerror(ctypes.get_errno()))
+""",
     "symlinks_and_fifos_for_the_studio_to_follow": """
 import os
 os.symlink("{outside}/victim.txt", "part.stl")
@@ -289,6 +303,9 @@ SEEN = {
     "dir_fd_create_rename_delete": ["Read-only file system: 'studio.db'", "No such file or directory: 'outside/victim.txt'"],
     "fifo_node_xattr_outside": ["Read-only file system", "keep.txt'"],
     "key_from_the_parent_environment": ["AssertionError: no key found"],
+    "kernel_settings_through_proc": ["Permission denied: '/proc/sys/kernel/core_pattern'",
+                                     "remount / read-write -1 Operation not permitted",
+                                     "unmount /usr -1 Operation not permitted", "a nested user namespace -1"],
     "network_udp_tcp_abstract_dns": ["Connection refused", "Network is unreachable", "Temporary failure in name resolution"],
     "os_system_and_subprocess": ["Directory nonexistent", "escaped.txt': Read-only file system"],
     "posixsubprocess_fork_exec": ["fork_exec.txt': No such file or directory"],
@@ -301,7 +318,9 @@ SEEN = {
 
 @pytest.mark.parametrize("name", sorted(ESCAPES))
 def test_hostile_code_is_blocked(world, name):
+    core_pattern = Path("/proc/sys/kernel/core_pattern").read_text()
     audit = run_hostile(world, ESCAPES[name])
+    assert Path("/proc/sys/kernel/core_pattern").read_text() == core_pattern and world.marker not in os.uname().nodename
     assert audit.code in (0, 1), audit.out
     for words in SEEN[name]:
         assert words in audit.out, audit.out

@@ -78,3 +78,44 @@ def test_a_blender_script_runs_under_the_blender_python_confined_the_same_way(jo
     head = (job / "scene.blend").read_bytes()[:7]
     assert head == b"BLENDER" or head[:4] == b"\x28\xb5\x2f\xfd"      # plain or zstd-compressed .blend
     assert not run.ok and "Read-only file system" in run.failure() and not escaped.exists()
+
+
+def test_what_the_code_sees_and_who_it_is_on_the_host(job, monkeypatch, tmp_path):
+    """A fresh /proc, no network device but its own loopback, no capability, and not root on the host."""
+    import threading
+    import time
+    from pathlib import Path
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-seen-from-the-host-0123")
+    marker = f"sandbox-probe-{os.getpid()}"
+    code = ("import os, time\n"
+            "status = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
+            "print(sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
+            "print(sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').read().splitlines()[2:]))\n"
+            "print(status['CapEff'], status['NoNewPrivs'], os.uname().nodename)\n"
+            "print(os.path.exists(os.path.expanduser('~root/.config')), os.path.exists('/etc/shadow'))\n"
+            f"import subprocess; subprocess.run(['sh', '-c', 'sleep 1.5', {marker!r}])\n")
+    seen: dict = {}
+
+    def watch():       # from the host, while the code runs
+        for _ in range(100):
+            for e in os.scandir("/proc"):
+                try:
+                    if e.name.isdigit() and marker.encode() in Path(e.path, "cmdline").read_bytes():
+                        seen["uid"] = e.stat().st_uid
+                        seen["environ"] = Path(e.path, "environ").read_bytes()
+                        return
+                except OSError:
+                    continue
+            time.sleep(0.05)
+    t = threading.Thread(target=watch)
+    t.start()
+    run = run_code(code, job, time_limit=20)
+    t.join()
+    assert run.ok, run.failure()
+    pids, devices, caps, homes = run.stdout.splitlines()
+    assert pids in ("['1', '2', '3']", "['1', '2']")         # the namespace's init, the code and its child
+    assert devices == "['lo']"
+    assert caps == "0000000000000000 1 sandbox"
+    assert homes == "False False"
+    assert seen["uid"] == (65534 if os.geteuid() == 0 else os.getuid())
+    assert b"sk-seen-from-the-host" not in seen["environ"] and b"PATH=/usr/bin:/bin" in seen["environ"]

@@ -7,8 +7,8 @@ a few files of /etc, the interpreter's venv and prefix), its job folder the
 one writable place, a fresh /proc that shows only the sandbox, a clean
 environment, every capability dropped, no new privileges, no nested user
 namespaces, its own session, and SIGKILL when the studio goes away. When the
-studio runs as root the code runs as uid 65534 inside the namespace with no
-capability; the rlimits and the task group (cgroup) cap what it may use.
+studio runs as root the code runs as uid 65534 (see `wall_command`). The
+rlimits and the task group (cgroup) cap what it may use.
 """
 from __future__ import annotations
 
@@ -57,32 +57,82 @@ def interpreter_roots(exe: Path) -> list[Path]:
     return roots
 
 
-def wall_command(bwrap: str, exe: Path, job_dir: Path, argv: list[str], env: dict[str, str]) -> list[str]:
-    """The bwrap command that runs `argv` (starting with `exe`) confined to `job_dir`."""
-    cmd = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
-           "--unshare-cgroup", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--hostname", "sandbox"]
-    if os.geteuid() == 0:
-        cmd += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+def _view(exe: Path, job_dir: Path) -> list[str]:
+    """Mounts of what the code may see: the system, the interpreter (read-only), its job folder."""
+    view: list[str] = []
+    made: set[str] = set()
+
+    def parents(path: Path) -> None:       # folders on the way, open to the sandbox user
+        for p in reversed(path.parents[:-1]):
+            if str(p) not in made and not any(p.is_relative_to(d) for d in SYSTEM_DIRS):
+                made.add(str(p))
+                view.extend(["--perms", "0755", "--dir", str(p)])
     for d in SYSTEM_DIRS:
         if os.path.islink(d):
-            cmd += ["--symlink", os.readlink(d), d]
+            view += ["--symlink", os.readlink(d), d]
         elif os.path.isdir(d):
-            cmd += ["--ro-bind", d, d]
+            view += ["--ro-bind", d, d]
+    view += ["--perms", "0755", "--dir", "/etc"]
     for name in ETC_FILES:
-        cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        view += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    view += ["--perms", "0755", "--dir", "/tmp"]
+    made.add("/tmp")
     for root in interpreter_roots(exe):
-        cmd += ["--ro-bind", str(root), str(root)]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
-            "--bind", str(job_dir), str(job_dir), "--chdir", str(job_dir), "--remount-ro", "/", "--clearenv"]
+        parents(root)
+        view += ["--ro-bind", str(root), str(root)]
+    parents(job_dir)
+    return view + ["--bind", str(job_dir), str(job_dir)]
+
+
+def wall_command(bwrap: str, exe: Path, job_dir: Path, argv: list[str], env: dict[str, str]) -> list[str]:
+    """The command that runs `argv` (starting with `exe`) confined to `job_dir`.
+
+    Run by root, an outer bwrap (root, its own PID namespace) lays out the view,
+    then setpriv drops to uid 65534 with no capability, and the inner, unprivileged
+    bwrap makes the sandbox from that view: the sandbox's processes are 65534 on
+    the host too, so the kernel counts them for RLIMIT_NPROC and root's files stay
+    root's. An unprivileged bwrap cannot reach a path below a folder closed to
+    others (root's home), which is why the outer one lays out the view.
+    """
+    job = str(job_dir)
+    sandbox = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+               "--unshare-cgroup", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+               "--hostname", "sandbox"]
+    tail = ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--bind", job, job, "--chdir", job,
+            "--remount-ro", "/", "--clearenv"]
     for key, value in env.items():
-        cmd += ["--setenv", key, value]
-    return [*cmd, "--", *argv]
+        tail += ["--setenv", key, value]
+    tail += ["--", *argv]
+    if os.geteuid() != 0:
+        return [*sandbox, *_view(exe, job_dir), *tail]
+    outer = [bwrap, "--unshare-pid", "--die-with-parent", *_view(exe, job_dir), "--bind", "/proc", "/proc",
+             "--dev", "/dev", "--remount-ro", "/", "--", shutil.which("setpriv") or "/usr/bin/setpriv",
+             "--reuid", str(SANDBOX_UID), "--regid", str(SANDBOX_UID), "--clear-groups", "--inh-caps=-all",
+             "--bounding-set=-all", "--no-new-privs", "--"]
+    return [*outer, *sandbox, "--ro-bind", "/", "/", *tail]
+
+
+def hand_over(job_dir: Path) -> None:
+    """Give the job folder to the sandbox user (root studio only), so the code may write there."""
+    if os.geteuid() == 0:
+        os.chown(job_dir, SANDBOX_UID, SANDBOX_UID)
+
+
+def take_back(job_dir: Path) -> None:
+    """Make everything in the job folder the studio's again, links not followed."""
+    if os.geteuid() != 0:
+        return
+    uid, gid = os.getuid(), os.getgid()
+    for top, dirs, files in os.walk(job_dir):
+        for name in dirs + files:
+            os.lchown(os.path.join(top, name), uid, gid)
+    os.lchown(job_dir, uid, gid)
 
 
 @functools.lru_cache(maxsize=4)
 def _probe(bwrap: str, euid: int) -> str:
     with tempfile.TemporaryDirectory(prefix="keypose-probe-") as tmp:
+        hand_over(Path(tmp))
         try:
             r = subprocess.run(wall_command(bwrap, Path("/usr/bin/true"), Path(tmp), ["/usr/bin/true"], {}),
                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)

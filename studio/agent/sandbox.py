@@ -33,7 +33,7 @@ from pathlib import Path
 
 from studio.store.secrets import scrub
 
-from .bubblewrap import INSTALL_HINT, bwrap_path, wall_command, wall_problem
+from .bubblewrap import INSTALL_HINT, SANDBOX_UID, bwrap_path, hand_over, take_back, wall_command, wall_problem
 from .errors import SandboxMissing, ToolRefused
 from .task_group import TaskGroup
 
@@ -233,8 +233,9 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
         cwd, child_env = "/", {"PATH": env["PATH"]}
     else:
         cmd, cwd, child_env = [str(exe), "-I", "-c", BOOTSTRAP, str(job_dir), SCRIPT], job_dir, env
-    root = os.geteuid() == 0
-    nproc = None if root else _own_tasks(os.getuid()) + max_processes
+    nproc = _own_tasks(SANDBOX_UID if os.geteuid() == 0 else os.getuid()) + max_processes
+    if walled:
+        hand_over(job_dir)
     group = TaskGroup.make(max_processes, memory_mb << 20)
 
     def limits() -> None:   # runs in the child before exec
@@ -242,8 +243,7 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb << 20, file_mb << 20))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if nproc is not None:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         if group is not None:
             group.join()
 
@@ -290,6 +290,8 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
                 group.kill()
             proc.wait()
         seconds = time.monotonic() - t0
+        if walled:
+            take_back(job_dir)
         rc = proc.returncode
         if walled and rc > 128:                  # bwrap reports a signal death as 128 + the signal
             rc = -(rc - 128)
@@ -300,11 +302,14 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
                 stopped = f"it used more than the memory limit ({memory_mb} MB)"
         if not stopped and rc != 0 and _largest_file(job_dir) >= file_mb << 20:
             stopped = SIGNALS[signal.SIGXFSZ].format(file_mb=file_mb)    # Python ignores SIGXFSZ: EFBIG
+        stderr = _tail(err)
+        forks_refused = rc != 0 and "fork" in stderr and "Resource temporarily unavailable" in stderr
         if group is not None:
-            if not stopped and group.hit_process_limit():
-                stopped = f"it tried to start more than the process limit ({max_processes} processes)"
+            forks_refused = forks_refused or group.hit_process_limit()
             group.remove()
-        run = SandboxRun(job_dir, rc, _tail(out), _tail(err), seconds, timed_out, regular_files(job_dir),
+        if not stopped and forks_refused:
+            stopped = f"it tried to start more than the process limit ({max_processes} processes)"
+        run = SandboxRun(job_dir, rc, _tail(out), stderr, seconds, timed_out, regular_files(job_dir),
                          walled, stopped)
     _write_log(run, group is not None, time_limit, memory_mb, file_mb, job_mb, max_processes)
     return run
