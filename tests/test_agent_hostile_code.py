@@ -27,10 +27,14 @@ from agent_scripts import db_dump
 from studio.agent.bubblewrap import wall_problem
 from studio.store.project import Project
 
-pytestmark = pytest.mark.skipif(bool(wall_problem()), reason=f"bubblewrap cannot run here: {wall_problem()}")
-
 KEY = "sk-proj-HostileAudit0123456789abcdefXYZ"
 DISGUISES = [KEY, KEY[::-1], base64.b64encode(KEY.encode()).decode(), KEY.encode().hex()]
+
+
+@pytest.fixture(autouse=True)
+def the_wall_stands():
+    """The battery fails, never skips, where the sandbox cannot run: the studio refuses agent code there."""
+    assert not wall_problem(), f"bubblewrap cannot run here ({wall_problem()}); make setup installs it"
 
 
 @dataclass
@@ -300,13 +304,15 @@ open("real.txt", "w").write("mine")
 SEEN = {
     "audit_hook_switched_off": ["after_hook.txt'", "No such file or directory"],
     "ctypes_system": ["ctypes.txt': No such file or directory", "proj/ctypes.txt': Read-only file system"],
-    "dir_fd_create_rename_delete": ["Read-only file system: 'studio.db'", "No such file or directory: 'outside/victim.txt'"],
+    "dir_fd_create_rename_delete": ["Read-only file system: 'studio.db'",
+                                    "No such file or directory: 'outside/victim.txt'"],
     "fifo_node_xattr_outside": ["Read-only file system", "keep.txt'"],
     "key_from_the_parent_environment": ["AssertionError: no key found"],
     "kernel_settings_through_proc": ["Permission denied: '/proc/sys/kernel/core_pattern'",
                                      "remount / read-write -1 Operation not permitted",
                                      "unmount /usr -1 Operation not permitted", "a nested user namespace -1"],
-    "network_udp_tcp_abstract_dns": ["Connection refused", "Network is unreachable", "Temporary failure in name resolution"],
+    "network_udp_tcp_abstract_dns": ["Connection refused", "Network is unreachable",
+                                     "Temporary failure in name resolution"],
     "os_system_and_subprocess": ["Directory nonexistent", "escaped.txt': Read-only file system"],
     "posixsubprocess_fork_exec": ["fork_exec.txt': No such file or directory"],
     "project_database_with_sqlite": ["unable to open database file"],
@@ -413,7 +419,8 @@ def test_without_bubblewrap_agent_code_is_refused_unless_the_settings_opt_in(wor
     env = {**os.environ, "PATH": str(empty), "OPENAI_API_KEY": KEY, "KEYPOSE_SETTINGS": str(world.settings)}
     cmd = [sys.executable, "-m", "studio.cli", "agent", "run-code", str(world.project), str(script)]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 3 and "bubblewrap (bwrap) is not installed" in r.stderr and "apt install bubblewrap" in r.stderr
+    assert r.returncode == 3 and "bubblewrap (bwrap) is not installed" in r.stderr
+    assert "apt install bubblewrap" in r.stderr
     assert not any((world.project / "jobs").glob("agent-*/part.txt"))
     world.settings.write_text('{"unsandboxed_agent_code": true}')
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)

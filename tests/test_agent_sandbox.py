@@ -26,7 +26,8 @@ def test_code_writes_inside_its_job_folder_with_no_key_in_its_environment(job, m
 
 @pytest.mark.parametrize("code, refusal", [
     ("open('../escaped.txt', 'w').write('x')", "Read-only file system: '../escaped.txt'"),
-    ("import os; os.makedirs('/tmp/agent-sandbox-escape-dir')", "Read-only file system: '/tmp/agent-sandbox-escape-dir'"),
+    ("import os; os.makedirs('/tmp/agent-sandbox-escape-dir')",
+     "Read-only file system: '/tmp/agent-sandbox-escape-dir'"),
     ("import os; os.remove('../victim.txt')", "Read-only file system: '../victim.txt'"),
     ("import os; os.rename('../victim.txt', 'mine.txt')", "Invalid cross-device link: '../victim.txt'"),
     ("import subprocess; subprocess.run(['touch', '../escaped.txt'], check=True)", "returned non-zero exit status 1"),

@@ -59,8 +59,8 @@ def test_the_current_key_comes_from_the_environment(monkeypatch):
 def test_a_model_error_echoing_the_key_reversed_reaches_nobody(tmp_project):
     make_arm_project(tmp_project)
     with ChatServer() as chat:
-        chat.add({"status": 401, "body": json.dumps({"error": {"message": f"bad key {REV} / "
-                                                                          f"{base64.b64encode(KEY.encode()).decode()}"}})})
+        b64 = base64.b64encode(KEY.encode()).decode()
+        chat.add({"status": 401, "body": json.dumps({"error": {"message": f"bad key {REV} / {b64}"}})})
         with pytest.raises(AgentError) as err:
             make_plan(tmp_project, ModelClient(chat.base_url, "m", KEY, timeout=5, max_retries=0), "carry it")
     message = str(err.value)
