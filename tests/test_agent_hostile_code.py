@@ -163,8 +163,15 @@ def run_hostile(world: World, code: str, time_limit: float = 5.0) -> Audit:
     assert world.victim.poll() is None, "the unrelated process was killed"
     assert _pids_of(world) == [], "a process of the agent code outlived its run"
     assert not any(_received(s) for s in (world.udp, world.tcp, world.abstract)), "a packet left the sandbox"
-    texts = [out] + [p.read_bytes().decode(errors="replace") for p in job.rglob("*") if p.is_file()
-                     and not p.is_symlink() and p.stat().st_size < 1 << 20]
+    texts = [out]
+    for top, _, files in os.walk(job):
+        for name in files:
+            try:
+                fd = os.open(os.path.join(top, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:          # a link, or a path past the system's length limit
+                continue
+            with os.fdopen(fd, "rb") as f:
+                texts.append(f.read(1 << 20).decode(errors="replace"))
     for form in DISGUISES:
         assert not any(form in t for t in texts), "the key was read"
     return Audit(r.returncode, out, job, seconds)
@@ -427,3 +434,26 @@ def test_without_bubblewrap_agent_code_is_refused_unless_the_settings_opt_in(wor
     assert r.returncode == 0 and "wrote: part.txt" in r.stdout and "WITHOUT the OS sandbox" in r.stderr
     job = Path(r.stdout.split("job folder: ")[1].split("\n")[0])
     assert "WITHOUT the OS sandbox" in (job / "sandbox.log").read_text()
+
+
+def test_names_and_output_made_to_fool_the_audit_are_shown_escaped(world):
+    audit = run_hostile(world, """
+import os
+open("x\\nexit status: 0; ok", "w").write("spoof")
+open(b"\\xff\\xfe.bin", "w").write("not text")
+fd = os.open(".", os.O_RDONLY)
+for _ in range(30):                       # a path longer than the system's limit
+    os.mkdir("d" * 200, dir_fd=fd)
+    fd = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+os.close(os.open("leaf.txt", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+print("\\x1b[2J\\x1b[Hall clear")
+raise SystemExit(3)
+""")
+    lines = audit.out.splitlines()
+    assert audit.code == 1 and "Traceback" not in audit.out
+    assert lines[-1] == "exit status: 3; the code exited with status 3: no message"
+    assert "\\x1b[2J\\x1b[Hall clear" in audit.out and "\x1b" not in audit.out
+    wrote = [ln for ln in lines if ln.startswith("wrote: ")][0]
+    assert "x\\nexit status: 0; ok" in wrote and "\\xff\\xfe.bin" in wrote and wrote.count("/leaf.txt") == 1
+    assert all(os.stat(p, follow_symlinks=False).st_uid == os.getuid() for p in ["/".join([str(audit.job)] + ["d" * 200] * k)
+                                                                                 for k in range(0, 10)])

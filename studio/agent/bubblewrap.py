@@ -122,11 +122,8 @@ def take_back(job_dir: Path) -> None:
     """Make everything in the job folder the studio's again, links not followed."""
     if os.geteuid() != 0:
         return
-    uid, gid = os.getuid(), os.getgid()
-    for top, dirs, files in os.walk(job_dir):
-        for name in dirs + files:
-            os.lchown(os.path.join(top, name), uid, gid)
-    os.lchown(job_dir, uid, gid)
+    from .job_folder import give_back
+    give_back(job_dir, os.getuid(), os.getgid())
 
 
 @functools.lru_cache(maxsize=4)

@@ -34,6 +34,7 @@ from pathlib import Path
 from studio.store.secrets import scrub
 
 from .bubblewrap import INSTALL_HINT, SANDBOX_UID, bwrap_path, hand_over, take_back, wall_command, wall_problem
+from . import job_folder
 from .errors import SandboxMissing, ToolRefused
 from .task_group import TaskGroup
 
@@ -114,7 +115,7 @@ class SandboxRun:
 
     def read_bytes(self, name: str) -> bytes:
         """A regular file the code wrote at the top of its job folder, never through a link."""
-        if name not in self.files or "/" in name:
+        if name not in self.files or "/" in name or job_folder.shown(name) != name:
             raise ToolRefused(f"{name}: the code wrote no such regular file in its job folder")
         fd = os.open(self.job_dir / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
@@ -153,36 +154,8 @@ def inside_job(job_dir: Path, name: str) -> Path:
     return full
 
 
-def folder_usage(path: Path) -> tuple[int, int]:
-    """(bytes, entries) under `path`, links not followed; stops counting past MAX_FILES entries."""
-    total = entries = 0
-    stack = [str(path)]
-    while stack and entries <= MAX_FILES:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for e in it:
-                    entries += 1
-                    st = e.stat(follow_symlinks=False)
-                    total += max(st.st_size, st.st_blocks * 512)
-                    if stat.S_ISDIR(st.st_mode):
-                        stack.append(e.path)
-        except OSError:
-            continue
-    return total, entries
-
-
-def regular_files(job_dir: Path) -> list[str]:
-    out = []
-    for top, dirs, names in os.walk(job_dir):
-        for n in names:
-            p = Path(top) / n
-            if stat.S_ISREG(p.lstat().st_mode) and p != job_dir / SCRIPT and p != job_dir / LOG:
-                out.append(str(p.relative_to(job_dir)))
-    return sorted(out)
-
-
 def _largest_file(job_dir: Path) -> int:
-    return max((os.lstat(job_dir / f).st_size for f in regular_files(job_dir)), default=0)
+    return max((st.st_size for _, _, _, st in job_folder.walk(job_dir) if stat.S_ISREG(st.st_mode)), default=0)
 
 
 def _own_tasks(uid: int) -> int:
@@ -272,11 +245,13 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
                 if time.monotonic() - t0 > time_limit:
                     timed_out = True
                     break
-                used, entries = folder_usage(job_dir)
+                used, entries, deep = job_folder.usage(job_dir, MAX_FILES)
                 if used > job_mb << 20:
                     stopped = f"its job folder grew past the job-folder limit ({job_mb} MB)"
                 elif entries > MAX_FILES:
                     stopped = f"it made more than {MAX_FILES} files in its job folder"
+                elif deep:
+                    stopped = f"it nested folders deeper than {job_folder.MAX_DEPTH} levels in its job folder"
                 elif max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > output_mb << 20:
                     stopped = f"it printed more than the output limit ({output_mb} MB)"
                 if stopped:
@@ -309,8 +284,8 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
             group.remove()
         if not stopped and forks_refused:
             stopped = f"it tried to start more than the process limit ({max_processes} processes)"
-        run = SandboxRun(job_dir, rc, _tail(out), stderr, seconds, timed_out, regular_files(job_dir),
-                         walled, stopped)
+        run = SandboxRun(job_dir, rc, _tail(out), stderr, seconds, timed_out,
+                         job_folder.regular_files(job_dir, skip=(SCRIPT, LOG)), walled, stopped)
     _write_log(run, group is not None, time_limit, memory_mb, file_mb, job_mb, max_processes)
     return run
 

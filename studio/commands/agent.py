@@ -280,7 +280,8 @@ def cmd_run_code(args) -> int:
             raise CommandError(str(e), EXIT_ENVIRONMENT) from None
     print(f"job folder: {run.job_dir}")
     for name in ("stdout", "stderr"):
-        text = getattr(run, name).rstrip()
+        text = "".join(c if c.isprintable() or c in "\n\t" else c.encode("unicode_escape").decode()
+                       for c in getattr(run, name).rstrip())       # no terminal escapes from agent code
         if text:
             print(f"--- {name}\n{text}")
     print(f"wrote: {', '.join(run.files) or 'nothing'}")
