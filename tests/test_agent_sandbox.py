@@ -120,3 +120,22 @@ def test_what_the_code_sees_and_who_it_is_on_the_host(job, monkeypatch, tmp_path
     assert homes == "False False"
     assert seen["uid"] == (65534 if os.geteuid() == 0 else os.getuid())
     assert b"sk-seen-from-the-host" not in seen["environ"] and b"PATH=/usr/bin:/bin" in seen["environ"]
+
+
+def test_processes_that_together_pass_the_memory_limit_are_killed(job):
+    from studio.agent.task_group import TaskGroup
+    group = TaskGroup.make(8, 1 << 30)
+    if group is None:
+        pytest.skip("the studio may not make a task group here; each process keeps only its rlimit")
+    group.remove()
+    code = ("import os, time\n"
+            "for _ in range(4):\n"
+            "    if os.fork() == 0:\n"
+            "        block = bytearray(100 << 20)\n"
+            "        block[::4096] = b'x' * len(block[::4096])\n"
+            "        time.sleep(3)\n"
+            "        os._exit(0)\n"
+            "print(sorted(os.wait()[1] for _ in range(4)))\n")
+    run = run_code(code, job, memory_mb=256, time_limit=30)
+    assert "used more than the memory limit (256 MB) and were killed" in run.failure()
+    assert "9]" in run.stdout or "9," in run.stdout        # the kernel's SIGKILL, seen by the parent

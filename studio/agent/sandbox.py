@@ -270,11 +270,10 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
         rc = proc.returncode
         if walled and rc > 128:                  # bwrap reports a signal death as 128 + the signal
             rc = -(rc - 128)
-        if not stopped and not timed_out and rc < 0:
-            if -rc in SIGNALS:
-                stopped = SIGNALS[signal.Signals(-rc)].format(file_mb=file_mb, cpu=cpu)
-            elif group is not None and group.hit_memory_limit():
-                stopped = f"it used more than the memory limit ({memory_mb} MB)"
+        if not stopped and not timed_out and -rc in SIGNALS:
+            stopped = SIGNALS[signal.Signals(-rc)].format(file_mb=file_mb, cpu=cpu)
+        if not stopped and not timed_out and group is not None and group.hit_memory_limit():
+            stopped = f"its processes used more than the memory limit ({memory_mb} MB) and were killed"
         if not stopped and rc != 0 and _largest_file(job_dir) >= file_mb << 20:
             stopped = SIGNALS[signal.SIGXFSZ].format(file_mb=file_mb)    # Python ignores SIGXFSZ: EFBIG
         stderr = _tail(err)
