@@ -221,7 +221,6 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
             group.join()
 
     t0 = time.monotonic()
-    stopped, timed_out = "", False
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(cmd, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
@@ -231,34 +230,8 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
                 group.remove()
             raise
         try:
-            exited = os.pidfd_open(proc.pid)      # readable the moment the process ends
-        except (OSError, AttributeError):         # a kernel before 5.3: poll instead
-            exited = None
-        try:
-            while True:
-                if exited is None:
-                    time.sleep(0.02)
-                else:
-                    select.select([exited], [], [], 0.05)
-                if proc.poll() is not None:
-                    break
-                if time.monotonic() - t0 > time_limit:
-                    timed_out = True
-                    break
-                used, entries, deep = job_folder.usage(job_dir, MAX_FILES)
-                if used > job_mb << 20:
-                    stopped = f"its job folder grew past the job-folder limit ({job_mb} MB)"
-                elif entries > MAX_FILES:
-                    stopped = f"it made more than {MAX_FILES} files in its job folder"
-                elif deep:
-                    stopped = f"it nested folders deeper than {job_folder.MAX_DEPTH} levels in its job folder"
-                elif max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > output_mb << 20:
-                    stopped = f"it printed more than the output limit ({output_mb} MB)"
-                if stopped:
-                    break
+            timed_out, stopped = _watch(proc, out, err, job_dir, t0, time_limit, job_mb, output_mb)
         finally:
-            if exited is not None:
-                os.close(exited)
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)      # bwrap; its namespace's processes die with it
             if group is not None:
@@ -270,23 +243,61 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
         rc = proc.returncode
         if walled and rc > 128:                  # bwrap reports a signal death as 128 + the signal
             rc = -(rc - 128)
-        if not stopped and not timed_out and -rc in SIGNALS:
-            stopped = SIGNALS[signal.Signals(-rc)].format(file_mb=file_mb, cpu=cpu)
-        if not stopped and not timed_out and group is not None and group.hit_memory_limit():
-            stopped = f"its processes used more than the memory limit ({memory_mb} MB) and were killed"
-        if not stopped and rc != 0 and _largest_file(job_dir) >= file_mb << 20:
-            stopped = SIGNALS[signal.SIGXFSZ].format(file_mb=file_mb)    # Python ignores SIGXFSZ: EFBIG
         stderr = _tail(err)
-        forks_refused = rc != 0 and "fork" in stderr and "Resource temporarily unavailable" in stderr
+        if not stopped and not timed_out:
+            stopped = _limit_met(rc, stderr, job_dir, group, memory_mb, file_mb, cpu, max_processes)
         if group is not None:
-            forks_refused = forks_refused or group.hit_process_limit()
             group.remove()
-        if not stopped and forks_refused:
-            stopped = f"it tried to start more than the process limit ({max_processes} processes)"
         run = SandboxRun(job_dir, rc, _tail(out), stderr, seconds, timed_out,
                          job_folder.regular_files(job_dir, skip=(SCRIPT, LOG)), walled, stopped)
     _write_log(run, group is not None, time_limit, memory_mb, file_mb, job_mb, max_processes)
     return run
+
+
+def _watch(proc: subprocess.Popen, out, err, job_dir: Path, t0: float, time_limit: float, job_mb: int,
+           output_mb: int) -> tuple[bool, str]:
+    """Wait for the run to end; (timed out, the limit that stopped it) when it has to be stopped first."""
+    try:
+        exited = os.pidfd_open(proc.pid)      # readable the moment the process ends
+    except (OSError, AttributeError):         # a kernel before 5.3: poll instead
+        exited = None
+    try:
+        while True:
+            if exited is None:
+                time.sleep(0.02)
+            else:
+                select.select([exited], [], [], 0.05)
+            if proc.poll() is not None:
+                return False, ""
+            if time.monotonic() - t0 > time_limit:
+                return True, ""
+            used, entries, deep = job_folder.usage(job_dir, MAX_FILES)
+            if used > job_mb << 20:
+                return False, f"its job folder grew past the job-folder limit ({job_mb} MB)"
+            if entries > MAX_FILES:
+                return False, f"it made more than {MAX_FILES} files in its job folder"
+            if deep:
+                return False, f"it nested folders deeper than {job_folder.MAX_DEPTH} levels in its job folder"
+            if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > output_mb << 20:
+                return False, f"it printed more than the output limit ({output_mb} MB)"
+    finally:
+        if exited is not None:
+            os.close(exited)
+
+
+def _limit_met(rc: int, stderr: str, job_dir: Path, group: TaskGroup | None, memory_mb: int, file_mb: int,
+               cpu: int, max_processes: int) -> str:
+    """The limit a finished run ran into, in words ('' when none)."""
+    if -rc in SIGNALS:
+        return SIGNALS[signal.Signals(-rc)].format(file_mb=file_mb, cpu=cpu)
+    if group is not None and group.hit_memory_limit():
+        return f"its processes used more than the memory limit ({memory_mb} MB) and were killed"
+    if rc != 0 and _largest_file(job_dir) >= file_mb << 20:
+        return SIGNALS[signal.SIGXFSZ].format(file_mb=file_mb)     # Python ignores SIGXFSZ: EFBIG
+    if (rc != 0 and "fork" in stderr and "Resource temporarily unavailable" in stderr) or \
+            (group is not None and group.hit_process_limit()):
+        return f"it tried to start more than the process limit ({max_processes} processes)"
+    return ""
 
 
 def _write_log(run: SandboxRun, grouped: bool, time_limit: float, memory_mb: int, file_mb: int, job_mb: int,
