@@ -228,6 +228,8 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
         except BaseException:
             if group is not None:
                 group.remove()
+            if walled:
+                take_back(job_dir)
             raise
         try:
             timed_out, stopped = _watch(proc, out, err, job_dir, t0, time_limit, job_mb, output_mb)
