@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 import uuid
 from pathlib import Path
 
@@ -108,9 +109,18 @@ class TaskGroup:
         return int(control.get("oom_kill", 0)) > 0
 
     def remove(self) -> None:
-        self.kill()
-        for d in self.dirs.values():
-            try:
-                d.rmdir()
-            except OSError:
-                pass
+        """Kill what is left and remove the group, waiting up to a second for killed processes to go."""
+        left = dict(self.dirs)
+        for _ in range(100):
+            self.kill()
+            for ctl, d in list(left.items()):
+                try:
+                    d.rmdir()
+                    del left[ctl]
+                except FileNotFoundError:
+                    del left[ctl]
+                except OSError:          # busy: a killed process is not gone yet
+                    pass
+            if not left:
+                return
+            time.sleep(0.01)
