@@ -118,6 +118,10 @@ def _pids_of(world: World) -> list[int]:
     return found
 
 
+def _task_groups() -> set[str]:
+    return {str(p) for p in Path("/sys/fs/cgroup").glob("**/keypose-sandbox-*")}
+
+
 def _received(s: socket.socket) -> bool:
     try:
         if s.type == socket.SOCK_DGRAM:
@@ -143,6 +147,7 @@ def run_hostile(world: World, code: str, time_limit: float = 5.0) -> Audit:
     before = _snapshot(world)
     with Project.open(world.project) as p:
         rows = db_dump(p)
+    groups = _task_groups()
     env = {**os.environ, "OPENAI_API_KEY": KEY, "KEYPOSE_SETTINGS": str(world.settings)}
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "studio.cli", "agent", "run-code", str(world.project), str(script),
@@ -162,6 +167,7 @@ def run_hostile(world: World, code: str, time_limit: float = 5.0) -> Audit:
     time.sleep(0.2)
     assert world.victim.poll() is None, "the unrelated process was killed"
     assert _pids_of(world) == [], "a process of the agent code outlived its run"
+    assert _task_groups() == groups, "the run's task group (cgroup) was left behind"
     assert not any(_received(s) for s in (world.udp, world.tcp, world.abstract)), "a packet left the sandbox"
     texts = [out]
     for top, _, files in os.walk(job):
