@@ -45,7 +45,7 @@ cp -a "$out/dist/keypose-studio" "$opt/app"
 # VTK's wheels ship their symbol tables (a third of their size); the dynamic symbols stay.
 find "$opt/app/_internal/vtkmodules" -name '*.so*' -exec strip --strip-unneeded {} +
 
-depends="libc6, libgl1, libegl1, libgl1-mesa-dri, libegl-mesa0, libxkbcommon0, libxkbcommon-x11-0, libxcb-cursor0, libxcb-icccm4, libxcb-image0, libxcb-keysyms1, libxcb-randr0, libxcb-render-util0, libxcb-shape0, libxcb-xinerama0, libxcb-xkb1, libx11-xcb1, libfontconfig1, libdbus-1-3, libglib2.0-0, libxrender1, libxi6, libsm6, libice6, libxxf86vm1, libxfixes3"
+depends="libc6, libgl1, libegl1, libgl1-mesa-dri, libegl-mesa0, libxkbcommon0, libxkbcommon-x11-0, libxcb-cursor0, libxcb-icccm4, libxcb-image0, libxcb-keysyms1, libxcb-randr0, libxcb-render-util0, libxcb-shape0, libxcb-xinerama0, libxcb-xkb1, libx11-xcb1, libfontconfig1, libdbus-1-3, libglib2.0-0, libxrender1, libxi6, libsm6, libice6, libxxf86vm1, libxfixes3, bubblewrap"
 if [ "$worker" = bundle ]; then
     # A relocatable venv on Debian's python3.11, rebuilt only when the lock changes.
     env_cache=$out/blender-env

@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     from studio.commands import EXIT_BAD_INPUT, CommandError
     from studio.scene.ir import IRError
     from studio.store.project import ProjectError
+    from studio.store.secrets import scrub
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -36,11 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = args.func(args)
     except CommandError as e:
-        print(f"studio: {e}", file=sys.stderr)
+        print(f"studio: {scrub(str(e))}", file=sys.stderr)
         return e.code
     except (ProjectError, IRError, ValueError, KeyError, FileNotFoundError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"studio: {msg}", file=sys.stderr)
+        print(f"studio: {scrub(str(msg))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("studio: interrupted", file=sys.stderr)

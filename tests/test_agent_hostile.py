@@ -128,7 +128,7 @@ def test_agent_code_writing_outside_its_job_folder_is_refused(project, chat, tmp
              {"content": "ok"})
     before = db_dump(project)
     result = run_tools(project, client(chat), "Build a part.")
-    assert "the sandbox refuses writing outside the job folder" in result.refused[0]
+    assert "Read-only file system" in result.refused[0]
     assert not target.exists() and db_dump(project) == before
 
 
@@ -148,3 +148,16 @@ def test_a_broken_stream_mid_loop_keeps_the_finished_steps(project, chat):
     with pytest.raises(AgentError, match="was truncated"):
         run_tools(project, client(chat), "Pose it.")
     assert get_state(project, "start").pose.joints["elbow"] == 1.0
+
+
+def test_a_part_stl_that_links_outside_the_job_folder_is_never_read(project, chat, tmp_path):
+    import trimesh
+    outside = tmp_path / "outside.stl"
+    trimesh.creation.box((0.1, 0.1, 0.1)).export(outside)
+    code = f"import os\nos.symlink({str(outside)!r}, 'part.stl')\n"
+    chat.add({"tool_calls": [{"name": "build_part_code", "arguments": {"body": "part", "code": code}}]},
+             {"content": "ok"})
+    before = db_dump(project)
+    result = run_tools(project, client(chat), "Build a part.")
+    assert "wrote no part.stl in its job folder (it wrote nothing)" in result.refused[0]
+    assert db_dump(project) == before and not list((project.path / "assets").rglob("*.stl"))

@@ -31,6 +31,7 @@ def test_settings_saved_to_the_user_file_without_the_key(qtbot, tmp_path, monkey
     assert saved["render_engine"] == "CYCLES" and saved["local_concurrency"] == 2
     assert saved["farm_address"] == "http://127.0.0.1:8265" and saved["api_key_env"] == "STUDIO_TEST_KEY"
     assert "sk-secret-value" not in path.read_text() and "api_key" not in saved
+    assert saved["unsandboxed_agent_code"] is False       # agent code only behind the sandbox unless opted in
     again = QtSettings()
     qtbot.addWidget(again)
     assert again.fields["model_name"].text() == "qwen3" and again.engine.currentText() == "CYCLES"

@@ -16,7 +16,7 @@ LM Studio), each with its own habits; this module meets them:
   `on_status`); a context-length error shrinks the conversation once.
 
 The API key is handed to the SDK only; every message this module raises has
-the key scrubbed out of it.
+the key, and its disguises, scrubbed out of it (`studio.store.secrets`).
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from typing import Callable
 import openai
 
 from studio.store.endpoints import Endpoint, active_endpoint, remember_capabilities
+from studio.store.secrets import scrub
 from studio.store.settings import load_settings
 
 from . import text_tools
@@ -90,8 +91,8 @@ class ModelClient:
         return cls(ep.base_url, ep.model, key, timeout=ep.timeout, endpoint=ep, **kw)
 
     def scrub(self, text: str) -> str:
-        """`text` with the API key replaced, for anything shown or stored."""
-        return text.replace(self._key, "***") if len(self._key) >= 6 else text
+        """`text` with the API key and its disguises replaced, for anything shown, sent or stored."""
+        return scrub(scrub(text, self._key))
 
     def found(self, **caps) -> None:
         """Record what the endpoint supports, and remember it in the settings when asked to."""

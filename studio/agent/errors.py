@@ -12,3 +12,7 @@ class ModelMissing(AgentError):
 
 class ToolRefused(AgentError):
     """A tool call with bad arguments, or one the gate or a check refuses."""
+
+
+class SandboxMissing(ToolRefused):
+    """The OS sandbox cannot run here and the person has not opted in to running without it."""

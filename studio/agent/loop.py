@@ -54,7 +54,10 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
               max_turns: int = 12, on_event: Callable[[str], None] | None = None) -> LoopResult:
     """Let the model work on `task` through the tools until it stops."""
     box = ToolBox(project, stack)
-    say = on_event or (lambda _msg: None)
+    shown = on_event or (lambda _msg: None)
+
+    def say(msg: str) -> None:
+        shown(client.scrub(msg))
     plan = project.get_doc("plan")
     context = f"{scene_summary(load_scene(project))}\n\nPlan:\n{json.dumps(plan) if plan else '(no plan yet)'}"
     messages: list[dict] = [{"role": "system", "content": SYSTEM},
@@ -66,7 +69,7 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
         out.tokens += reply.tokens
         out.turns = turn
         if not reply.tool_calls:
-            out.final_text = reply.content
+            out.final_text = client.scrub(reply.content)
             return out
         if len(reply.tool_calls) > MAX_CALLS_PER_REPLY:
             raise AgentError(f"the model asked for {len(reply.tool_calls)} tool calls in one reply "
@@ -84,7 +87,7 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
                 messages.append({"role": "tool", "tool_call_id": call.id,
                                  "content": json.dumps({"ok": False, "error": text})})
                 continue
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.as_text()})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": client.scrub(outcome.as_text())})
             say(f"{call.name}: {outcome.result.get('done', 'ok')}")
             if outcome.command is not None or call.name == "run_verifiers":
                 step = record_step(project, f"tool {call.name}",

@@ -12,7 +12,7 @@ from studio.scene.io import load_scene
 from studio.scene.ir import Body, Geometry, Joint, Scene, Transform
 
 from .errors import ToolRefused
-from .sandbox import new_job_dir, run_code
+from .sandbox import SandboxRun, new_job_dir, run_code
 from .scene_edit import EditScene
 
 if TYPE_CHECKING:
@@ -69,24 +69,30 @@ def _put_body(box: "ToolBox", scene: Scene, body: Body, a: dict, name: str, labe
     return _edit(box, name, a, d, label, {"body": body.name, "bodies": len(d["bodies"])})
 
 
+def run_part_code(project, code: str, time_limit: float) -> SandboxRun:
+    """The agent's CAD code run in a new job folder under the project's jobs/, behind the sandbox."""
+    return run_code(code, new_job_dir(project.path, "part"), "python", time_limit=time_limit)
+
+
 def build_part_code(box: "ToolBox", a: dict) -> "ToolOutcome":
     scene = load_scene(box.project)
-    job = new_job_dir(box.project.path, "part")
-    run = run_code(a["code"], job, "python", time_limit=min(float(a.get("time_limit", 60)), box.code_time_limit))
+    run = run_part_code(box.project, a["code"], min(float(a.get("time_limit", 60)), box.code_time_limit))
     if not run.ok:
-        raise ToolRefused(f"build_part_code: {run.failure()} (job folder {job.name})")
-    stl = job / "part.stl"
+        raise ToolRefused(f"build_part_code: {run.failure()} (job folder {run.job_dir.name})")
     if "part.stl" not in run.files:
         raise ToolRefused(f"build_part_code: the code ran but wrote no part.stl in its job folder "
                           f"(it wrote {run.files or 'nothing'})")
+    import io
+
     import trimesh
+    stl = run.read_bytes("part.stl")
     try:
-        mesh = trimesh.load(stl, file_type="stl", force="mesh")
+        mesh = trimesh.load(io.BytesIO(stl), file_type="stl", force="mesh")
     except Exception as e:
         raise ToolRefused(f"build_part_code: part.stl is not a readable mesh ({e})") from None
     if len(mesh.faces) == 0 or not np.all(np.isfinite(mesh.vertices)) or np.abs(mesh.vertices).max() > 100:
         raise ToolRefused("build_part_code: part.stl is empty or larger than 100 m; expected metres")
-    name = box.project.put_asset(stl.read_bytes(), "stl")
+    name = box.project.put_asset(stl, "stl")
     rel = str(box.project.asset_path(name).relative_to(box.project.path))
     try:
         body = scene.body(a["body"])

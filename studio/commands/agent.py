@@ -11,6 +11,8 @@ revert  put the scene and timeline back as they were after step N
 replay  apply a calls file through the tool layer, gate enforced
 check   what the model endpoint supports (streaming, tools, structured output),
         remembered in the settings
+run-code  run a file as agent code, exactly as build_part_code runs the agent's
+        CAD code (a job folder under jobs/, the same sandbox), for audits
 """
 from __future__ import annotations
 
@@ -59,6 +61,11 @@ def register(sub) -> None:
 
     from .calls import add_replay
     add_replay(asub)
+    q = asub.add_parser("run-code", help="run a file as agent code, in the agent's sandbox (for audits)")
+    q.add_argument("path", type=Path)
+    q.add_argument("file", type=Path)
+    q.add_argument("--time-limit", type=float, default=60.0, metavar="S")
+    q.set_defaults(func=cmd_run_code)
 
     q = asub.add_parser("check", help="what the model endpoint supports (tools, structured output, streaming)")
     q.add_argument("--endpoint", help="a named endpoint profile from the settings (default: the one in use)")
@@ -255,3 +262,28 @@ def _client_from(ModelClient, settings):
                                          on_status=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
     except ModelMissing as e:
         raise CommandError(str(e), EXIT_ENVIRONMENT) from None
+def cmd_run_code(args) -> int:
+    from studio.agent.errors import SandboxMissing, ToolRefused
+    from studio.agent.scene_tools import run_part_code
+    try:
+        code = args.file.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CommandError(f"{args.file}: cannot read the code ({e})", EXIT_BAD_INPUT) from None
+    if not args.time_limit > 0:
+        raise CommandError(f"--time-limit {args.time_limit:g}: expected a positive number of seconds", EXIT_BAD_INPUT)
+    with Project.open(args.path) as project:
+        try:
+            run = run_part_code(project, code, args.time_limit)
+        except SandboxMissing as e:
+            raise CommandError(str(e), EXIT_ENVIRONMENT) from None
+        except ToolRefused as e:
+            raise CommandError(str(e), EXIT_ENVIRONMENT) from None
+    print(f"job folder: {run.job_dir}")
+    for name in ("stdout", "stderr"):
+        text = "".join(c if c.isprintable() or c in "\n\t" else c.encode("unicode_escape").decode()
+                       for c in getattr(run, name).rstrip())       # no terminal escapes from agent code
+        if text:
+            print(f"--- {name}\n{text}")
+    print(f"wrote: {', '.join(run.files) or 'nothing'}")
+    print(f"exit status: {run.returncode}; {'ok' if run.ok else run.failure()}")
+    return 0 if run.ok else EXIT_FAILED

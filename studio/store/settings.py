@@ -26,6 +26,7 @@ DEFAULTS = {
     "endpoint": "",                 # the named endpoint profile in use (studio.store.endpoints); empty: model_*
     "endpoints": {},                # name -> {base_url, model, api_key_env, capabilities, prices}
     "model_max_wait": 60.0,         # seconds the agent waits at most when a server says Retry-After
+    "unsandboxed_agent_code": False,  # True: run agent code without bubblewrap where it cannot run (logged)
 }
 
 
@@ -50,7 +51,9 @@ def load_settings() -> dict:
         out.update({k: v for k, v in data.items() if k in DEFAULTS or k == "api_key"})
     for key in DEFAULTS:   # KEYPOSE_MODEL_BASE_URL etc. override the file
         env = os.environ.get(f"KEYPOSE_{key.upper()}")
-        if env is not None and not isinstance(DEFAULTS[key], dict):
+        if env is not None and isinstance(DEFAULTS[key], bool):
+            out[key] = env.strip().lower() in ("1", "true", "yes", "on")
+        elif env is not None and not isinstance(DEFAULTS[key], dict):
             out[key] = type(DEFAULTS[key])(env) if not isinstance(DEFAULTS[key], str) else env
     return out
 

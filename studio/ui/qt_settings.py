@@ -12,8 +12,8 @@ import os
 import threading
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
+                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget)
 
 from studio.store.endpoints import Endpoint, profiles, save_profile
 from studio.store.settings import load_settings, save_settings, settings_path
@@ -82,6 +82,9 @@ class QtSettings(QDialog):
         self.concurrency.setRange(1, 16)
         self.concurrency.setValue(int(values.get("local_concurrency", 1) or 1))
         form.addRow("Local render jobs at once", self.concurrency)
+        self.unsandboxed = QCheckBox("where bubblewrap cannot run, run agent code without the OS sandbox (logged)")
+        self.unsandboxed.setChecked(bool(values.get("unsandboxed_agent_code", False)))
+        form.addRow("Agent code", self.unsandboxed)
         form.addRow("Saved in", QLabel(str(settings_path())))
         form.addRow(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
@@ -200,6 +203,7 @@ class QtSettings(QDialog):
         out["endpoint"] = self.profile.currentText().strip()
         out["render_engine"] = self.engine.currentText()
         out["local_concurrency"] = self.concurrency.value()
+        out["unsandboxed_agent_code"] = self.unsandboxed.isChecked()
         return out
 
     def save(self) -> None:

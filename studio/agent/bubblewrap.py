@@ -1,0 +1,146 @@
+"""The OS wall around agent code: the bubblewrap command line, and whether it can run.
+
+The code runs in new user, PID, IPC, UTS, network and cgroup namespaces (no
+network at all: the namespace has only its own loopback), with a read-only
+root holding only what the interpreter needs (the system's /usr and /lib*,
+a few files of /etc, the interpreter's venv and prefix), its job folder the
+one writable place, a fresh /proc that shows only the sandbox, a clean
+environment, every capability dropped, no new privileges, no nested user
+namespaces, its own session, and SIGKILL when the studio goes away. When the
+studio runs as root the code runs as uid 65534 (see `wall_command`). The
+rlimits and the task group (cgroup) cap what it may use.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "fonts")
+SANDBOX_UID = 65534
+INSTALL_HINT = ("agent code runs only behind bubblewrap: install it (Debian/Ubuntu: sudo apt install bubblewrap) "
+                "and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu "
+                "24.04 also kernel.apparmor_restrict_unprivileged_userns=0), or opt in to running agent code "
+                "without it by setting \"unsandboxed_agent_code\": true in the settings")
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def interpreter_roots(exe: Path) -> list[Path]:
+    """The folders an interpreter needs: its venv, its base prefix, or a frozen app's own folder."""
+    exe = Path(os.path.abspath(exe))
+    found: list[Path] = []
+    cfg = exe.parent.parent / "pyvenv.cfg"
+    if cfg.is_file():
+        found.append(exe.parent.parent)
+        for line in cfg.read_text(errors="replace").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                found.append(Path(value.strip()).parent)
+    real = exe.resolve()
+    found.append(real.parent.parent if real.parent.name == "bin" else real.parent)
+    if getattr(sys, "frozen", False):
+        found.append(Path(sys.executable).resolve().parent)
+    roots: list[Path] = []
+    for root in (p.resolve() for p in found):
+        if not root.is_dir() or any(root.is_relative_to(s) for s in SYSTEM_DIRS if Path(s).is_dir()):
+            continue
+        if root != Path("/") and not any(root.is_relative_to(r) for r in roots):
+            roots = [r for r in roots if not r.is_relative_to(root)] + [root]
+    return roots
+
+
+def _view(exe: Path, job_dir: Path) -> list[str]:
+    """Mounts of what the code may see: the system, the interpreter (read-only), its job folder."""
+    view: list[str] = []
+    made: set[str] = set()
+
+    def parents(path: Path) -> None:       # folders on the way, open to the sandbox user
+        for p in reversed(path.parents[:-1]):
+            if str(p) not in made and not any(p.is_relative_to(d) for d in SYSTEM_DIRS):
+                made.add(str(p))
+                view.extend(["--perms", "0755", "--dir", str(p)])
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            view += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            view += ["--ro-bind", d, d]
+    view += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_FILES:
+        view += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    view += ["--perms", "0755", "--dir", "/tmp"]
+    made.add("/tmp")
+    for root in interpreter_roots(exe):
+        parents(root)
+        view += ["--ro-bind", str(root), str(root)]
+    parents(job_dir)
+    return view + ["--bind", str(job_dir), str(job_dir)]
+
+
+def wall_command(bwrap: str, exe: Path, job_dir: Path, argv: list[str], env: dict[str, str]) -> list[str]:
+    """The command that runs `argv` (starting with `exe`) confined to `job_dir`.
+
+    Run by root, an outer bwrap (root, its own PID namespace) lays out the view,
+    then setpriv drops to uid 65534 with no capability, and the inner, unprivileged
+    bwrap makes the sandbox from that view: the sandbox's processes are 65534 on
+    the host too, so the kernel counts them for RLIMIT_NPROC and root's files stay
+    root's. An unprivileged bwrap cannot reach a path below a folder closed to
+    others (root's home), which is why the outer one lays out the view.
+    """
+    job = str(job_dir)
+    sandbox = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+               "--unshare-cgroup", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+               "--hostname", "sandbox"]
+    tail = ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--bind", job, job, "--chdir", job,
+            "--remount-ro", "/", "--clearenv"]
+    for key, value in env.items():
+        tail += ["--setenv", key, value]
+    tail += ["--", *argv]
+    if os.geteuid() != 0:
+        return [*sandbox, *_view(exe, job_dir), *tail]
+    outer = [bwrap, "--unshare-pid", "--die-with-parent", *_view(exe, job_dir), "--bind", "/proc", "/proc",
+             "--dev", "/dev", "--remount-ro", "/", "--", shutil.which("setpriv") or "/usr/bin/setpriv",
+             "--reuid", str(SANDBOX_UID), "--regid", str(SANDBOX_UID), "--clear-groups", "--inh-caps=-all",
+             "--bounding-set=-all", "--no-new-privs", "--"]
+    return [*outer, *sandbox, "--ro-bind", "/", "/", *tail]
+
+
+def hand_over(job_dir: Path) -> None:
+    """Give the job folder to the sandbox user (root studio only), so the code may write there."""
+    if os.geteuid() == 0:
+        os.chown(job_dir, SANDBOX_UID, SANDBOX_UID)
+
+
+def take_back(job_dir: Path) -> None:
+    """Make everything in the job folder the studio's again, links not followed."""
+    if os.geteuid() != 0:
+        return
+    from .job_folder import give_back
+    give_back(job_dir, os.getuid(), os.getgid())
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(bwrap: str, euid: int) -> str:
+    with tempfile.TemporaryDirectory(prefix="keypose-probe-") as tmp:
+        hand_over(Path(tmp))
+        try:
+            r = subprocess.run(wall_command(bwrap, Path("/usr/bin/true"), Path(tmp), ["/usr/bin/true"], {}),
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"{bwrap} could not start ({e})"
+    return "" if r.returncode == 0 else f"{bwrap} refused to make the sandbox ({r.stderr.strip()[:200]})"
+
+
+def wall_problem() -> str:
+    """Why bubblewrap cannot run here ('' when it can)."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    return _probe(bwrap, os.geteuid())
