@@ -92,7 +92,10 @@ def _read_cached(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
 def _write_cached(path: Path, vertices: np.ndarray, faces: np.ndarray) -> None:
     buf = io.BytesIO()
     np.savez(buf, vertices=vertices, faces=faces.astype(np.int32))
-    write_atomic(path, buf.getvalue())
+    try:
+        write_atomic(path, buf.getvalue())
+    except OSError:
+        pass   # a read-only project or a full disk: the mesh is rebuilt next time
 
 
 def _cached_arrays(key: str, project_dir: Path | None, make) -> tuple[tuple[np.ndarray, np.ndarray], str]:
