@@ -13,7 +13,7 @@ import os
 import bpy
 
 from keyframes import apply_pose
-from outputs import emit, inside_folder, part_path, publish
+from outputs import LOW_SPACE, DiskFull, emit, fail_now, free_bytes, inside_folder, part_path, publish
 
 
 def render_still(path: str) -> str:
@@ -81,7 +81,12 @@ def render_frames(frames: list[int], frames_dir: str, job_dir: str, total: int) 
         f = sc.frame_current
         final = frame_name(frames_dir, f)
         rel = os.path.relpath(final, job_dir)
-        done[rel] = publish(sc.render.frame_path(frame=f), final)
+        try:
+            done[rel] = publish(sc.render.frame_path(frame=f), final)
+        except DiskFull as e:
+            fail_now(str(e), reason="disk_full", folder=e.folder)
+        except Exception as e:   # raised here, Blender would print it and render on
+            fail_now(f"frame {f}: {type(e).__name__}: {e}")
         emit("frame", frame=f, of=total, output=rel, sha256=done[rel])
 
     bpy.app.handlers.render_write.append(on_write)
@@ -128,15 +133,33 @@ def encode_video(frames_dir: str, frame_start: int, frame_end: int, fps: int, re
     r.filepath = tmp
     r.use_file_extension = False
     try:
-        bpy.ops.render.render(animation=True, scene=enc.name)
+        with disk_full_as_such(path):
+            bpy.ops.render.render(animation=True, scene=enc.name)
     finally:
         bpy.data.scenes.remove(enc)
     return publish(tmp, path)
+
+
+class disk_full_as_such:
+    """A Blender operator failing on a nearly full disk raises DiskFull, naming the folder."""
+
+    def __init__(self, path: str):
+        self.folder = os.path.dirname(os.path.abspath(path))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is not None and not isinstance(exc, DiskFull) and free_bytes(self.folder) < LOW_SPACE:
+            raise DiskFull(f"disk full while writing into {self.folder} "
+                           f"({free_bytes(self.folder) >> 20} MB free)", self.folder) from None
+        return False
 
 
 def save_blend(path: str) -> str:
     """Save the whole file (animation in place) to `path` atomically; return its sha256."""
     tmp = part_path(path)
     bpy.context.scene.frame_current = bpy.context.scene.frame_start
-    bpy.ops.wm.save_as_mainfile(filepath=tmp, check_existing=False, copy=True, compress=False)
+    with disk_full_as_such(path):
+        bpy.ops.wm.save_as_mainfile(filepath=tmp, check_existing=False, copy=True, compress=False)
     return publish(tmp, path)

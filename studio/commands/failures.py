@@ -41,13 +41,18 @@ def write_log(args, argv: list[str], exc: BaseException) -> Path | None:
     text = (f"--- {stamp} pid {os.getpid()}: studio {' '.join(argv)}\n"
             + "".join(traceback.format_exception(exc)))
     for log in candidates:
+        made = not log.parent.exists()
         try:
             log.parent.mkdir(parents=True, exist_ok=True)
             with open(log, "a") as f:
                 f.write(text)
             return log
         except OSError:
-            continue
+            if made:
+                try:
+                    log.parent.rmdir()      # leave no empty folder behind (a full disk still makes folders)
+                except OSError:
+                    pass
     return None
 
 

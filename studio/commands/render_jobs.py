@@ -73,7 +73,7 @@ def _report(project: Project, job: queue.Job) -> int:
     print(f"job {job.id}: {job.state}: {job.error}", file=sys.stderr)
     print(f"  log: {queue.job_dir(project, job.id) / 'log.txt'}; `studio jobs {project.path} resume {job.id}` "
           f"renders what is missing", file=sys.stderr)
-    return EXIT_FAILED
+    return EXIT_ENVIRONMENT if job.error.startswith("disk full") else EXIT_FAILED
 
 
 def cmd_render(args) -> int:

@@ -106,10 +106,12 @@ def kill_process_group(proc: subprocess.Popen) -> None:
 
 
 def _worker_env() -> dict:
-    """The worker's environment, without the studio's secrets."""
+    """The worker's environment, without the studio's secrets; it names this studio's pid
+    so that the worker ends itself if the studio dies (no orphan renders on its own)."""
     env = {k: v for k, v in os.environ.items()
            if not any(s in k.upper() for s in ("API_KEY", "TOKEN", "SECRET", "PASSWORD"))}
     env.pop("PYTHONPATH", None)
     env.pop("VIRTUAL_ENV", None)
     env["PYTHONUNBUFFERED"] = "1"
+    env["KEYPOSE_STUDIO_PID"] = str(os.getpid())
     return env

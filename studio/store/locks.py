@@ -50,7 +50,7 @@ def describe(pid: int | None) -> str:
     if pid is None:
         return "pid unknown"
     try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        cmd = " ".join(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split())
     except OSError:
         cmd = ""
     return f"pid {pid}, {cmd[:80]}" if cmd else f"pid {pid}"

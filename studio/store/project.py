@@ -32,7 +32,7 @@ from . import audit as chain
 from .errors import DiskFull, ProjectError, ProjectLocked, ReadOnlyProject
 from .locks import describe, write_lock_holder
 from .schema import APP_ID, SCHEMA_VERSION, migrate
-from .space import disk_full, is_disk_full
+from .space import disk_full, free_bytes, is_disk_full
 
 DB_NAME = "studio.db"
 FOLDERS = ("assets", "renders", "exports", "jobs")
@@ -109,16 +109,15 @@ def _connect(dbfile: Path, readonly: bool = False) -> sqlite_utils.Database:
     so that SQLite creates no -wal or -shm file beside a database it may not write."""
     limit_ms = int(lock_wait_limit() * 1000)
     if readonly:
-        wal = dbfile.with_name(dbfile.name + "-wal")
-        pending = wal.exists() and wal.stat().st_size > 0
-        uri = f"file:{dbfile}?mode=ro" + ("" if pending else "&immutable=1")
+        uri = f"file:{dbfile}?mode=ro" + ("" if _wal_pending(dbfile) else "&immutable=1")
         try:
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             conn.execute("SELECT count(*) FROM meta").fetchone()
         except sqlite3.OperationalError as e:
-            raise ReadOnlyProject(f"{dbfile}: cannot read it on a read-only disk ({e}); its write-ahead log "
-                                  f"{wal.name} holds unfinished writes: open the project once where it can "
-                                  f"be written") from None
+            why = "the disk is full" if _disk_is_full(dbfile) else "the disk is read-only"
+            raise (DiskFull if why == "the disk is full" else ReadOnlyProject)(
+                f"{dbfile}: cannot read it while {why} ({e}): its write-ahead log {dbfile.name}-wal holds "
+                f"writes SQLite must index first; open the project once where it can be written") from None
     else:
         conn = sqlite3.connect(dbfile, timeout=limit_ms / 1000, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -127,18 +126,42 @@ def _connect(dbfile: Path, readonly: bool = False) -> sqlite_utils.Database:
     return sqlite_utils.Database(conn)
 
 
+def _wal_pending(dbfile: Path) -> bool:
+    """Does a write-ahead log beside the database hold writes not yet in the file itself?"""
+    wal = dbfile.with_name(dbfile.name + "-wal")
+    return wal.exists() and wal.stat().st_size > 0
+
+
+def _disk_is_full(path: Path) -> bool:
+    """Too little room for SQLite's shared-memory index (it needs a few pages to open a WAL database)."""
+    try:
+        return free_bytes(path.parent if path.is_file() else path) < (1 << 20)
+    except OSError:
+        return False
+
+
 def writable(path: Path) -> bool:
     """Can this process write `path` (a read-only mount answers no, even to root)?"""
     return os.access(path, os.W_OK)
 
 
+def _read_meta(uri: str) -> dict:
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        conn.execute("PRAGMA quick_check").fetchall()
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    finally:
+        conn.close()
+
+
 class Project:
     """An open project. Use `Project.create` or `Project.open`."""
 
-    def __init__(self, path: Path, db: sqlite_utils.Database, readonly: bool = False):
+    def __init__(self, path: Path, db: sqlite_utils.Database, readonly: bool = False, full: bool = False):
         self.path = Path(path).absolute()   # job specs and workers run from other folders
         self.db = db
-        self.readonly = readonly
+        self.readonly = readonly            # opened for reading only: a read-only disk, or a full one
+        self.full = full
         self.on_lock_wait = tell            # told once a write has waited LOCK_NOTICE_SECONDS
         self._listeners: list = []
         self._after_commit: list = []
@@ -188,7 +211,13 @@ class Project:
                                       f"read-only, so it cannot be brought to schema {SCHEMA_VERSION}; open a "
                                       f"writable copy")
             return cls(path, _connect(dbfile, readonly=True), readonly=True)
-        db = _connect(dbfile)
+        try:
+            db = _connect(dbfile)
+        except sqlite3.OperationalError as e:
+            if not _disk_is_full(dbfile):
+                raise ProjectError(f"{dbfile}: cannot open the database ({e})") from None
+            # A full disk: SQLite cannot make its -shm index. Read what the file holds; writes say why not.
+            return cls(path, _connect(dbfile, readonly=True), readonly=True, full=True)
         if version < SCHEMA_VERSION:
             migrate(db, version)
         for sub in FOLDERS:
@@ -209,18 +238,21 @@ class Project:
         wal = dbfile.with_name(dbfile.name + "-wal")
         uri = f"file:{dbfile}?mode=ro" + ("" if wal.exists() else "&immutable=1")
         try:
-            conn = sqlite3.connect(uri, uri=True)
             try:
-                conn.execute("PRAGMA quick_check").fetchall()
-                rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            finally:
-                conn.close()
+                rows = _read_meta(uri)
+            except sqlite3.OperationalError:
+                if _wal_pending(dbfile) or not _disk_is_full(dbfile):
+                    raise
+                rows = _read_meta(f"file:{dbfile}?mode=ro&immutable=1")   # an empty WAL: the file holds all
         except sqlite3.DatabaseError as e:
             msg = str(e)
             if "file is not a database" in msg:
                 raise ProjectError(not_sqlite) from None
             if "no such table" in msg:
                 raise ProjectError(f"{dbfile}: an SQLite database, but not a Keypose project (no meta table)") from None
+            if _disk_is_full(dbfile):
+                raise DiskFull(f"{disk_full(dbfile.parent, 1 << 20)}: SQLite cannot read {dbfile} ({msg}) without "
+                               f"room for its index; free some space and try again") from None
             raise ProjectError(f"{dbfile}: the database is corrupt ({msg})") from None
         if rows.get("app") != APP_ID:
             raise ProjectError(f"{dbfile}: an SQLite database of another application (app={rows.get('app')!r})")
@@ -251,9 +283,7 @@ class Project:
         if conn.in_transaction:
             yield
             return
-        if self.readonly:
-            raise ReadOnlyProject(f"{self.path}: the project is read-only (its folder or {DB_NAME} cannot be "
-                                  f"written); this command changes it, so it did not run")
+        self.require_writable()
         self._begin()
         try:
             yield
@@ -284,6 +314,14 @@ class Project:
             self._after_commit.append(fn)
         else:
             fn()
+
+    def require_writable(self) -> None:
+        """Refuse now, before any work, what could not be stored: a read-only project or a full disk."""
+        if self.full:
+            raise self._disk_full()
+        if self.readonly:
+            raise ReadOnlyProject(f"{self.path}: the project is read-only (its folder or {DB_NAME} cannot be "
+                                  f"written); this command changes it, so it did not run")
 
     def _begin(self) -> None:
         """BEGIN IMMEDIATE; if another process is writing, say so after a while, give up at the limit."""
