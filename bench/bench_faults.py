@@ -7,7 +7,8 @@ RUNS times with the studio killed at a random frame and the job resumed with
 correct MP4: the same number of frames as the baseline, and each decoded
 frame's checksum equal to the baseline's (the frame PNGs too). Printed per
 run: the kill frame, how long the orphaned worker took to stop, the frames
-kept, the resume time; then the resume time against the full render (ratio)
+kept, the resume time (checksums are of pixels: Blender stamps each PNG with
+its render date, so the files' bytes differ between any two renders); then the resume time against the full render (ratio)
 and the whole cost of an interrupted render (up to the kill + resume) against it.
 
 Run: .venv/bin/python bench/bench_faults.py [--runs 10] [--seed 17] [--project projects/doorway]
@@ -31,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import av  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from studio.jobs import queue  # noqa: E402
 from studio.store.project import Project  # noqa: E402
@@ -46,7 +48,12 @@ def decoded_checksums(mp4: Path) -> list[str]:
 
 
 def png_checksums(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("[0-9]*.png"))}
+    """sha256 of every frame PNG's pixels (Blender stamps each file with its render date and time)."""
+    out = {}
+    for p in sorted(folder.glob("[0-9]*.png")):
+        with Image.open(p) as im:
+            out[p.name] = hashlib.sha256(im.convert("RGB").tobytes()).hexdigest()
+    return out
 
 
 def newest_job(path: Path) -> queue.Job | None:
