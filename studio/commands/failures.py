@@ -84,6 +84,11 @@ def _known(exc: BaseException, args) -> tuple[str, int] | None:
     if is_disk_full(exc):
         where = getattr(exc, "filename", None) or project_of(args) or "the disk"
         return f"disk full: cannot write {where} ({exc}); free some space and try again", EXIT_ENVIRONMENT
+    if isinstance(exc, sqlite3.OperationalError) and project_of(args) and \
+            any(w in str(exc) for w in ("disk I/O error", "readonly")):
+        from studio.store.space import disk_full, free_bytes
+        if free_bytes(project_of(args)) < (1 << 20):      # a project opened for reading on a full disk
+            return f"{disk_full(project_of(args), 1 << 20)}; free some space and try again", EXIT_ENVIRONMENT
     if isinstance(exc, sqlite3.OperationalError):
         text, project = str(exc), project_of(args) or "the project"
         if "readonly" in text or "read-only" in text:

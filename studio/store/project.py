@@ -291,7 +291,7 @@ class Project:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             self._after_commit.clear()
-            if isinstance(e, sqlite3.OperationalError) and is_disk_full(e):
+            if isinstance(e, sqlite3.OperationalError) and self._no_room(e):
                 raise self._disk_full() from None
             raise
         try:
@@ -300,7 +300,7 @@ class Project:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             self._after_commit.clear()
-            if is_disk_full(e):
+            if self._no_room(e):
                 raise self._disk_full() from None
             raise
         pending, self._after_commit = self._after_commit, []
@@ -348,6 +348,10 @@ class Project:
                 conn.execute(f"PRAGMA busy_timeout={int(max(0.1, min(1.0, limit - waited)) * 1000)}")
         finally:
             conn.execute(f"PRAGMA busy_timeout={int(limit * 1000)}")
+
+    def _no_room(self, e: sqlite3.OperationalError) -> bool:
+        """SQLite says "database or disk is full", or an I/O error on a disk that has no room left."""
+        return is_disk_full(e) or ("disk I/O error" in str(e) and _disk_is_full(self.path))
 
     def _disk_full(self) -> DiskFull:
         err = disk_full(self.path, 1 << 20)
