@@ -8,6 +8,7 @@ FFmpeg through the sequencer, in a separate scene.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import bpy
@@ -140,20 +141,19 @@ def encode_video(frames_dir: str, frame_start: int, frame_end: int, fps: int, re
     return publish(tmp, path)
 
 
-class disk_full_as_such:
+@contextlib.contextmanager
+def disk_full_as_such(path: str):
     """A Blender operator failing on a nearly full disk raises DiskFull, naming the folder."""
-
-    def __init__(self, path: str):
-        self.folder = os.path.dirname(os.path.abspath(path))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if exc is not None and not isinstance(exc, DiskFull) and free_bytes(self.folder) < LOW_SPACE:
-            raise DiskFull(f"disk full while writing into {self.folder} "
-                           f"({free_bytes(self.folder) >> 20} MB free)", self.folder) from None
-        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        yield
+    except DiskFull:
+        raise
+    except Exception:
+        if free_bytes(folder) < LOW_SPACE:
+            raise DiskFull(f"disk full while writing into {folder} ({free_bytes(folder) >> 20} MB free)",
+                           folder) from None
+        raise
 
 
 def save_blend(path: str) -> str:
