@@ -175,6 +175,9 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
 
     try:
         code = run.wait(on_event, log.append)
+    except Exception as e:      # the job is concluded all the same: never left running
+        code = None
+        worker_error.append(f"the studio stopped following the worker ({type(e).__name__}: {e})")
     finally:
         with watch.lock:
             watch.runs.pop(job_id, None)

@@ -59,7 +59,7 @@ class WorkerRun:
     def wait(self, on_event: Callable[[dict], None], on_line: Callable[[str], None] | None = None) -> int:
         try:
             for line in self.proc.stdout:
-                self._log.write(line)
+                self._write_log(line)
                 if on_line:
                     on_line(line)
                 text = line.strip()
@@ -73,7 +73,24 @@ class WorkerRun:
             return self.proc.wait()
         finally:
             self.proc.stdout.close()
-            self._log.close()
+            self._close_log()
+
+    def _write_log(self, line: str) -> None:
+        """Keep the full log; on a full disk the log stops there and the events still count."""
+        if self._log is None:
+            return
+        try:
+            self._log.write(line)
+        except OSError:
+            self._close_log()
+
+    def _close_log(self) -> None:
+        log, self._log = self._log, None
+        if log is not None:
+            try:
+                log.close()
+            except OSError:
+                pass
 
     def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Terminate the worker's whole process group; kill it if it lingers past `grace`."""
