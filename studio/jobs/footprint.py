@@ -53,7 +53,10 @@ def check_space(spec: dict, folder: Path, missing: list[str], destination) -> No
     folder = Path(folder)
     want.setdefault(os.stat(folder).st_dev, [folder, 0.0])[1] += needed(spec, folder, missing)
     for rel, dest in spec.get("deliver", {}).items():
-        where = existing_folder(Path(destination(dest)).parent)
+        try:
+            where = existing_folder(Path(destination(dest)).parent)
+        except ValueError:          # a destination delivery will refuse: it needs no room
+            continue
         entry = want.setdefault(os.stat(where).st_dev, [where, 0.0])
         entry[1] += output_bytes(spec, folder, rel)
     for where, size in want.values():
