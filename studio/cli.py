@@ -25,27 +25,21 @@ def main(argv: list[str] | None = None) -> int:
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:
         print(f"studio {__version__}")     # answered before the sub-commands load their libraries
         return 0
-    from studio.commands import EXIT_BAD_INPUT, CommandError
-    from studio.scene.ir import IRError
-    from studio.store.project import ProjectError
-    from studio.store.secrets import scrub
+    from studio.commands import EXIT_BAD_INPUT
+    from studio.commands.failures import report
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
     try:
         code = args.func(args)
-    except CommandError as e:
-        print(f"studio: {scrub(str(e))}", file=sys.stderr)
-        return e.code
-    except (ProjectError, IRError, ValueError, KeyError, FileNotFoundError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"studio: {scrub(str(msg))}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("studio: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:      # one line for the person; a traceback only in the log
+        return report(e, args, argv)
     return int(code or 0)
 
 

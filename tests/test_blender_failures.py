@@ -159,13 +159,12 @@ def test_a_studio_restart_marks_the_running_job_interrupted_and_resume_finishes_
                            start_new_session=True)
     try:
         wait_until_rendering(tmp_project)
-        os.kill(cli.pid, signal.SIGKILL)        # the studio dies; its Blender worker is orphaned
+        os.kill(cli.pid, signal.SIGKILL)        # the studio dies; its Blender worker notices and stops
         cli.wait()
     finally:
         if cli.poll() is None:
             cli.kill()
     job = queue.list_jobs(tmp_project)[0]
-    assert queue.worker_alive(job.pid)
     assert recover_jobs(tmp_project) == [job.id]
     time.sleep(0.2)
     assert not queue.worker_alive(job.pid) and workers_for(queue.job_dir(tmp_project, job.id)) == []

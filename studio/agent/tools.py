@@ -23,7 +23,7 @@ import numpy as np
 
 from studio.scene.ir import IRError, Scene
 from studio.store.keys import ReviewerKeyError
-from studio.store.project import Project
+from studio.store.project import DiskFull, Project, ProjectLocked, ReadOnlyProject
 from studio.timeline.commands import Command, CommandStack
 from studio.timeline.storyboard import State, get_state
 
@@ -101,6 +101,8 @@ class ToolBox:
         try:
             out = self._handlers[name](self, args)
         except (ToolRefused, ReviewerKeyError):     # the caller's own key is not the call's fault
+            raise
+        except (DiskFull, ProjectLocked, ReadOnlyProject):   # nor the machine's: a full disk, a held lock
             raise
         except (IRError, KeyError, ValueError) as e:   # the studio's own refusals, e.g. the gate's
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)

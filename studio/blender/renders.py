@@ -8,12 +8,13 @@ FFmpeg through the sequencer, in a separate scene.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import bpy
 
 from keyframes import apply_pose
-from outputs import emit, inside_folder, part_path, publish
+from outputs import LOW_SPACE, DiskFull, emit, fail_now, free_bytes, inside_folder, part_path, publish
 
 
 def render_still(path: str) -> str:
@@ -81,7 +82,12 @@ def render_frames(frames: list[int], frames_dir: str, job_dir: str, total: int) 
         f = sc.frame_current
         final = frame_name(frames_dir, f)
         rel = os.path.relpath(final, job_dir)
-        done[rel] = publish(sc.render.frame_path(frame=f), final)
+        try:
+            done[rel] = publish(sc.render.frame_path(frame=f), final)
+        except DiskFull as e:
+            fail_now(str(e), reason="disk_full", folder=e.folder)
+        except Exception as e:   # raised here, Blender would print it and render on
+            fail_now(f"frame {f}: {type(e).__name__}: {e}")
         emit("frame", frame=f, of=total, output=rel, sha256=done[rel])
 
     bpy.app.handlers.render_write.append(on_write)
@@ -128,15 +134,32 @@ def encode_video(frames_dir: str, frame_start: int, frame_end: int, fps: int, re
     r.filepath = tmp
     r.use_file_extension = False
     try:
-        bpy.ops.render.render(animation=True, scene=enc.name)
+        with disk_full_as_such(path):
+            bpy.ops.render.render(animation=True, scene=enc.name)
     finally:
         bpy.data.scenes.remove(enc)
     return publish(tmp, path)
+
+
+@contextlib.contextmanager
+def disk_full_as_such(path: str):
+    """A Blender operator failing on a nearly full disk raises DiskFull, naming the folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        yield
+    except DiskFull:
+        raise
+    except Exception:
+        if free_bytes(folder) < LOW_SPACE:
+            raise DiskFull(f"disk full while writing into {folder} ({free_bytes(folder) >> 20} MB free)",
+                           folder) from None
+        raise
 
 
 def save_blend(path: str) -> str:
     """Save the whole file (animation in place) to `path` atomically; return its sha256."""
     tmp = part_path(path)
     bpy.context.scene.frame_current = bpy.context.scene.frame_start
-    bpy.ops.wm.save_as_mainfile(filepath=tmp, check_existing=False, copy=True, compress=False)
+    with disk_full_as_such(path):
+        bpy.ops.wm.save_as_mainfile(filepath=tmp, check_existing=False, copy=True, compress=False)
     return publish(tmp, path)

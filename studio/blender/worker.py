@@ -7,20 +7,58 @@ stills skip Blender's start-up). It imports only its sibling modules, never
 the studio: it runs in Blender's Python, not the studio's. Progress is JSON
 lines on stdout; the last line of a job is `done` or `error`. Exit codes:
 0 done, 1 the job failed, 2 the spec is wrong.
+
+A worker never outlives its studio: started with KEYPOSE_STUDIO_PID set, it
+watches its parent from a thread (Blender releases the GIL while it renders)
+and ends itself within a fraction of a second once the studio is gone. Every
+frame it finished is already on disk under its final name, for resume.
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from outputs import SpecError, emit, ensure_writable, inside_folder, write_json_atomic  # noqa: E402
+from outputs import DiskFull, SpecError, emit, ensure_writable, inside_folder, write_json_atomic  # noqa: E402
 
 KINDS = ("still", "preview", "film", "export_blend", "verify")
+WATCH_SECONDS = 0.2
+
+
+def studio_gone(parent: int, studio: int) -> bool:
+    """Has the studio that started this worker died (re-parented, or its pid gone)?"""
+    if os.getppid() != parent:
+        return True
+    try:
+        os.kill(studio, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    return False
+
+
+def watch_studio() -> None:
+    """End this worker (and anything it started in its group) when its studio dies."""
+    pid = os.environ.get("KEYPOSE_STUDIO_PID", "")
+    if not pid.isdigit():
+        return
+    studio, parent = int(pid), os.getppid()
+
+    def watch() -> None:
+        while not studio_gone(parent, studio):
+            time.sleep(WATCH_SECONDS)
+        if os.getpgrp() == os.getpid():      # a job's own session: take its children along
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="watch-studio", daemon=True).start()
 
 
 def load_spec(path: str) -> dict:
@@ -130,6 +168,9 @@ def do_job(spec_path: str) -> int:
     except SpecError as e:
         emit("error", message=str(e))
         return 2
+    except DiskFull as e:
+        emit("error", message=str(e), reason="disk_full", folder=e.folder)
+        return 1
     except Exception as e:   # any failure inside Blender: report it, never hang
         emit("error", message=f"{type(e).__name__}: {e}", trace=traceback.format_exc(limit=6))
         return 1
@@ -146,6 +187,7 @@ def serve() -> int:
 
 
 def main(argv: list[str]) -> int:
+    watch_studio()
     if argv and argv[0] == "--serve":
         return serve()
     if len(argv) != 1:

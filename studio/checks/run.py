@@ -92,7 +92,7 @@ def film_hash(tracks: Tracks, scene: Scene, plan: dict | None) -> str:
 
 
 def verify_film(project: Project, cache: ContactCache | None = None) -> list[Report]:
-    """Verify the project's baked film and store the reports as target 'film'."""
+    """Verify the project's baked film and store the reports as target 'film' (unless read-only)."""
     scene = load_scene(project)
     tracks = load_film_tracks(project)
     if tracks is None:
@@ -101,12 +101,13 @@ def verify_film(project: Project, cache: ContactCache | None = None) -> list[Rep
     states = [(f, p.completed(scene), i) for f, p, i in storyboard_states(project)]
     reports = run_checks(scene, scene_meshes(scene, project.path), tracks, plan=plan, states=states, cache=cache,
                          attachments=tool_attachments(project))
-    save_reports(project, "film", reports, checked_hash=film_hash(tracks, scene, plan), actor="verifier")
+    if not project.readonly:        # a read-only project is verified, and told so, but keeps its reports
+        save_reports(project, "film", reports, checked_hash=film_hash(tracks, scene, plan), actor="verifier")
     return reports
 
 
 def verify_state(project: Project, state_id: str) -> list[Report]:
-    """One-frame checks of a storyboard state, stored as target 'state:<id>'."""
+    """One-frame checks of a storyboard state, stored as target 'state:<id>' (unless read-only)."""
     scene = load_scene(project)
     state = get_state(project, state_id)
     if state is None:
@@ -119,8 +120,9 @@ def verify_state(project: Project, state_id: str) -> list[Report]:
     reports = run_on(footage)
     # bound to the hash of the state as verified now (the stored column dates from its last edit,
     # so a scene edit since would leave these reports looking stale forever)
-    save_reports(project, f"state:{state_id}", reports, checked_hash=content_hash(scene, pose, state.frame),
-                 actor="verifier")
+    if not project.readonly:        # a read-only project is verified, and told so, but keeps its reports
+        save_reports(project, f"state:{state_id}", reports, checked_hash=content_hash(scene, pose, state.frame),
+                     actor="verifier")
     return reports
 
 

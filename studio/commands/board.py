@@ -84,6 +84,7 @@ def _tool(project: Project, actor: str, name: str, arguments: dict):
 
 def cmd_review(args) -> int:
     with Project.open(args.path) as project:
+        project.require_writable()
         state = get_state(project, args.state)
         if state is None:
             raise CommandError(f"{args.path}: no state {args.state!r} (see studio board status)", EXIT_BAD_INPUT)

@@ -73,7 +73,7 @@ def _report(project: Project, job: queue.Job) -> int:
     print(f"job {job.id}: {job.state}: {job.error}", file=sys.stderr)
     print(f"  log: {queue.job_dir(project, job.id) / 'log.txt'}; `studio jobs {project.path} resume {job.id}` "
           f"renders what is missing", file=sys.stderr)
-    return EXIT_FAILED
+    return EXIT_ENVIRONMENT if job.error.startswith("disk full") else EXIT_FAILED
 
 
 def cmd_render(args) -> int:
@@ -113,23 +113,45 @@ def cmd_export(args) -> int:
             raise CommandError("export refused, the storyboard is not approved or the required checks do not pass: "
                                + "; ".join(gate.reasons)
                                + " (fix them, or export --with-exceptions to deliver with a report)", EXIT_FAILED)
-        code = 0
-        if args.video:
-            video = str(args.video.resolve())
-            build = lambda d: specs.video_spec(project, d, "film", args.camera,  # noqa: E731
-                                               _engine(args, settings, False), res, args.samples, deliver_to=video)
-            code = max(code, _report(project, _submit_and_run(project, "film", build, args, settings)))
-        if args.blend and code == 0:
-            blend = str(args.blend.resolve())
-            build = lambda d: specs.blend_spec(project, d, blend, args.camera, res)  # noqa: E731
-            job = _submit_and_run(project, "export_blend", build, args, settings)
-            code = max(code, _report(project, job))
-            if code == 0:
-                code = _check_blend(project, Path(blend), args, settings)
-        if code == 0 and not gate.ok:
-            j, m = write_delivery_report(outs[0].parent, gate, [str(o) for o in outs])
-            print(f"exported WITH EXCEPTIONS: {'; '.join(gate.reasons)}; delivery report {j} and {m}")
+        code, delivered, failed = 0, [], []
+        try:
+            if args.video:
+                video = str(args.video.resolve())
+                build = lambda d: specs.video_spec(project, d, "film", args.camera,  # noqa: E731
+                                                   _engine(args, settings, False), res, args.samples,
+                                                   deliver_to=video)
+                code = _report(project, _outcome(project, "film", build, args, settings, failed, video))
+                if code == 0:
+                    delivered.append(video)
+            if args.blend and code == 0:
+                blend = str(args.blend.resolve())
+                build = lambda d: specs.blend_spec(project, d, blend, args.camera, res)  # noqa: E731
+                code = _report(project, _outcome(project, "export_blend", build, args, settings, failed, blend))
+                if code == 0:
+                    delivered.append(blend)
+                    code = _check_blend(project, Path(blend), args, settings)
+                    if code != 0:
+                        failed.append({"output": blend, "error": "delivered, but reopened it does not match the "
+                                                                 "scene at the storyboard frames"})
+        finally:
+            if delivered and not gate.ok:      # whatever left the studio goes with its report
+                j, m = write_delivery_report(Path(delivered[0]).parent, gate, delivered, failed)
+                print(f"exported WITH EXCEPTIONS: {'; '.join(gate.reasons)}; delivery report {j} and {m}")
+                if failed:
+                    print(f"  failed: {'; '.join(f['output'] for f in failed)} (the report says why)")
         return code
+
+
+def _outcome(project: Project, kind: str, build, args, settings: dict, failed: list, output: str) -> queue.Job:
+    """Run one export job; a failure is noted in `failed` for the delivery report."""
+    try:
+        job = _submit_and_run(project, kind, build, args, settings)
+    except Exception as e:
+        failed.append({"output": output, "error": str(e)})
+        raise
+    if job.state != "succeeded":
+        failed.append({"output": output, "error": f"job {job.id} {job.state}: {job.error}"})
+    return job
 
 
 def _check_blend(project: Project, blend: Path, args, settings: dict) -> int:

@@ -80,6 +80,9 @@ def _verify(args) -> int:
         if args.film.is_dir():
             with Project.open(args.film) as project:
                 reports = verify_state(project, args.state) if args.state else verify_film(project)
+                if project.readonly:
+                    why = "the disk is full" if project.full else "the project is read-only"
+                    print(f"{project.path}: {why}: the reports are shown, not stored")
         else:
             if args.state:
                 raise CommandError("--state needs a project folder, not a .glb", EXIT_BAD_INPUT)

@@ -2,7 +2,9 @@
 where the user asked, and each state's still recorded on the state.
 
 Every copy lands atomically (temp file beside the destination, fsync,
-rename), so a failed delivery leaves the old file or none, never half.
+rename), so a failed delivery leaves the old file or none, never half. A
+delivered file gets the mode the user's umask gives (0644 usually), so
+colleagues can read it; a full disk says how much the copy needs, and where.
 
 A spec is stored data, so it is not trusted to say where files go: every
 output it names must lie in its job folder, every relative destination in the
@@ -21,7 +23,8 @@ from pathlib import Path
 
 from studio.scene.io import load_scene
 from studio.store.names import NameProblem, check_id, inside
-from studio.store.project import Project
+from studio.store.project import Project, file_mode
+from studio.store.space import disk_full, is_disk_full
 from studio.timeline.storyboard import get_state, put_state
 
 
@@ -77,6 +80,7 @@ def copy_atomic(src: Path, dest: Path) -> None:
     except OSError as e:
         raise DeliveryError(f"{dest}: cannot write into {dest.parent} ({e.strerror or e})") from None
     try:
+        os.fchmod(fd, file_mode())     # mkstemp makes 0600; a deliverable is for others to read
         with os.fdopen(fd, "wb") as out, open(src, "rb") as f:
             shutil.copyfileobj(f, out, 1 << 20)
             out.flush()
@@ -85,6 +89,8 @@ def copy_atomic(src: Path, dest: Path) -> None:
     except OSError as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if is_disk_full(e):
+            raise DeliveryError(f"{disk_full(dest.parent, Path(src).stat().st_size)} to deliver {dest}") from None
         raise DeliveryError(f"{dest}: cannot write it ({e.strerror or e})") from None
 
 

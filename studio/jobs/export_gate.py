@@ -51,18 +51,23 @@ def film_gate(project: Project) -> GateResult:
     return GateResult(not reasons, reasons, reports, h, states)
 
 
-def write_delivery_report(folder: Path, gate: GateResult, outputs: list[str]) -> tuple[Path, Path]:
-    """delivery-report.json and .md beside the outputs, listing each failing check and its evidence."""
+def write_delivery_report(folder: Path, gate: GateResult, outputs: list[str],
+                          failed: list[dict] | None = None) -> tuple[Path, Path]:
+    """delivery-report.json and .md beside the outputs, listing each failing check and its evidence,
+    and each output whose export failed ({output, error}), so a partial delivery is never unreported."""
     failing_names = {r.split(":")[0] for r in gate.reasons}
     checks = [r.to_dict() for r in gate.reports if r.name in failing_names]
+    failed = list(failed or [])
     data = {"at": now(), "exported_with_exceptions": True, "tracks_hash": gate.tracks_hash,
-            "outputs": outputs, "reasons": gate.reasons, "unapproved_states": gate.states,
-            "failing_checks": checks}
+            "outputs": outputs, "failed_exports": failed, "reasons": gate.reasons,
+            "unapproved_states": gate.states, "failing_checks": checks}
     folder = Path(folder)
     jpath, mpath = folder / "delivery-report.json", folder / "delivery-report.md"
     write_atomic(jpath, json.dumps(data, indent=1, sort_keys=True).encode())
     lines = ["# Delivery report", "", "Exported with exceptions: the storyboard states and required checks "
              "below do not pass.", "", f"Outputs: {', '.join(outputs)}", f"Tracks: {gate.tracks_hash}", ""]
+    if failed:
+        lines += ["Failed exports:", ""] + [f"- {f['output']}: {f['error']}" for f in failed] + [""]
     if gate.states:
         lines += ["## Storyboard states not approved and current", ""]
         lines += [f"- **{st['state']}** ({st['status']}): {'; '.join(st['reasons'])}" for st in gate.states]

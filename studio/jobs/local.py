@@ -6,6 +6,12 @@ each progress event through `watch.on_event` and stopping when
 resumed job it asks the worker only for the frames that are missing.
 `LocalRunner` adds a concurrency limit (threads, each with its own database
 connection) for the studio window.
+
+A full disk ends a job as failed ("disk full: N MB needed in FOLDER"), never
+left running: the free space is checked before the worker starts, progress
+writes that find no room are skipped, and a small reserve file kept in the
+job folder is released so the job's last state can be written; should even
+that fail, the write is retried until space returns (up to FULL_WAIT_SECONDS).
 """
 from __future__ import annotations
 
@@ -17,14 +23,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
-from studio.store.project import Project
+from studio.store.project import DiskFull, Project, ProjectLocked, tell
 from studio.store.settings import load_settings
 
 from . import queue
 from .agent_spec import agent_command
 from .bake_spec import BakeSpecError, bake_command
 from .contract import MARKER, check_done, missing_frames, present_outputs
-from .deliver import DeliveryError, deliver
+from .deliver import DeliveryError, deliver, destination
+from .footprint import check_space, disk_full_message, is_short_of_space
 from .worker_process import BlenderMissing, WorkerRun, kill_process_group, worker_command
 
 
@@ -44,17 +51,52 @@ class JobWatch:
             run.stop()
 
 
+RESERVE_BYTES = 2 << 20
+FULL_WAIT_SECONDS = 60.0
+
+
 def attempt_spec(job: queue.Job, folder) -> dict:
     """The spec for this attempt: on a resume, only the frames still missing."""
+    return _attempt(job, folder)[0]
+
+
+def _attempt(job: queue.Job, folder) -> tuple[dict, list[str]]:
+    """(the spec for this attempt, the expected outputs still missing)."""
     spec = dict(job.spec)
-    if job.attempts == 0 or "frames" not in spec.get("steps", []):
-        return spec
-    _, missing = present_outputs(folder, spec["expected"], job.outputs)
+    if job.attempts == 0:
+        return spec, list(spec.get("expected", []))
+    _, missing = present_outputs(folder, spec.get("expected", []), job.outputs)
+    if "frames" not in spec.get("steps", []):
+        return spec, missing
     frames = missing_frames(spec, missing)
     spec["frames"] = frames
     if not frames:
         spec["steps"] = [s for s in spec["steps"] if s != "frames"]
-    return spec
+    return spec, missing
+
+
+def _reserve(path, size: int = RESERVE_BYTES) -> None:
+    """Hold a little disk for the job's last database writes (released when the worker ends)."""
+    try:
+        with open(path, "wb") as f:
+            os.posix_fallocate(f.fileno(), 0, size)
+    except (OSError, AttributeError):
+        path.unlink(missing_ok=True)
+
+
+def _settle(write, what: str):
+    """Run a database write that must land; on a full disk, retry until space returns."""
+    deadline, told = time.monotonic() + FULL_WAIT_SECONDS, False
+    while True:
+        try:
+            return write()
+        except DiskFull as e:
+            if time.monotonic() > deadline:
+                raise
+            if not told:
+                tell(f"{e}; waiting for space to record {what}")
+                told = True
+            time.sleep(1.0)
 
 
 def job_command(job: queue.Job, settings: dict | None = None) -> list[str]:
@@ -83,17 +125,30 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
     except (BlenderMissing, BakeSpecError) as e:
         queue.finish(project, job_id, "failed", error=str(e))
         raise
-    spec = attempt_spec(job, folder)
+    spec, missing = _attempt(job, folder)
+    try:
+        check_space(job.spec, folder, missing, lambda dest: destination(project, dest))
+    except DiskFull as e:
+        return queue.finish(project, job_id, "failed", error=f"{e}; nothing was started")
     spec_path = queue.write_spec(folder, spec)
     (folder / MARKER).unlink(missing_ok=True)
     reported = dict(job.outputs)
     expected = set(job.spec.get("expected", []))
-    worker_error = []
+    worker_error, disk_events = [], []
     log = []
+    reserve = folder / ".reserve"
+    _reserve(reserve)
     run = WorkerRun(command, spec_path, folder / "log.txt")
     with watch.lock:
         watch.runs[job_id] = run
-    queue.mark_running(project, job_id, runner=f"local:{os.getpid()}", pid=run.pid)
+    try:
+        queue.mark_running(project, job_id, runner=f"local:{os.getpid()}", pid=run.pid)
+    except BaseException:        # no room or no lock to record it: the worker must not run unrecorded
+        run.stop(grace=0.5)
+        with watch.lock:
+            watch.runs.pop(job_id, None)
+        reserve.unlink(missing_ok=True)
+        raise
     last_write = [0.0]
 
     def on_event(event: dict) -> None:
@@ -101,6 +156,8 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
             reported[event["output"]] = event["sha256"]
         if event.get("stage") == "error":
             worker_error.append(event.get("message", "the worker failed"))
+            if event.get("reason") == "disk_full":
+                disk_events.append(event)
         progress = len(expected & reported.keys()) / max(len(expected), 1)
         if event.get("stage") == "segment" and event.get("total"):   # a bake's segments, before its listing
             progress = max(progress, 0.95 * event.get("done", 0) / event["total"])
@@ -108,18 +165,33 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
         if event.get("stage") in ("frame", "still") and now - last_write[0] < 0.5 and progress < 1:
             pass   # throttle database writes on fast renders; the final state is written below
         else:
-            queue.record_progress(project, job_id, progress, reported)
+            try:
+                queue.record_progress(project, job_id, progress, reported)
+            except (DiskFull, ProjectLocked):
+                pass   # progress only; the final state is written when the worker is done
             last_write[0] = now
         if watch.on_event:
             watch.on_event(job_id, event)
 
     try:
         code = run.wait(on_event, log.append)
+    except Exception as e:      # the job is concluded all the same: never left running
+        code = None
+        worker_error.append(f"the studio stopped following the worker ({type(e).__name__}: {e})")
     finally:
         with watch.lock:
             watch.runs.pop(job_id, None)
         kill_process_group(run.proc)   # nothing of this job outlives it
-    queue.set_log_tail(project, job_id, "".join(log))
+        reserve.unlink(missing_ok=True)
+    return _settle(lambda: _conclude(project, job, folder, code, reported, run, watch, worker_error, disk_events,
+                                     "".join(log)), f"the end of job {job_id}")
+
+
+def _conclude(project: Project, job: queue.Job, folder, code, reported, run, watch, worker_error,
+              disk_events, log) -> queue.Job:
+    """Record how the worker's run ended: succeeded (delivered), failed, cancelled or interrupted."""
+    job_id, expected = job.id, set(job.spec.get("expected", []))
+    queue.set_log_tail(project, job_id, log)
     verdict = check_done(folder, job.spec, code, reported)
     if watch.cancelled and run.cancelled:
         return queue.finish(project, job_id, "interrupted", error="the studio closed while this job ran; "
@@ -130,6 +202,9 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
                             outputs=verdict.outputs, progress=_progress(verdict, expected))
     if not verdict.ok:
         reason = "; ".join([*worker_error, verdict.message()])
+        if disk_events or is_short_of_space(job.spec, folder, verdict.missing):
+            reason = (f"{disk_full_message(job.spec, folder, verdict.missing)}; {len(verdict.outputs)} of "
+                      f"{len(expected)} outputs kept for resume")
         return queue.finish(project, job_id, "failed", error=reason, outputs=verdict.outputs,
                             progress=_progress(verdict, expected))
     try:

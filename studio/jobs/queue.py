@@ -200,8 +200,11 @@ def kill_group(pid: int, sig: int) -> None:
 def recover(project: Project, stop_farm_job: Callable[[str], object] | None = None) -> list[int]:
     """At studio start: jobs marked running whose studio process is gone have lost their
     runner. Stop what they left behind (the worker's process group, or the farm job)
-    and mark them interrupted, ready to resume. Jobs another open studio runs are left alone."""
+    and mark them interrupted, ready to resume. Jobs another open studio runs are left alone.
+    A read-only project is only read: its jobs stay as they were recorded."""
     found = []
+    if project.readonly:
+        return found
     for job in list_jobs(project, ("running",)):
         if owner_alive(job.runner):
             continue

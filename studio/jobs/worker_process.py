@@ -59,7 +59,7 @@ class WorkerRun:
     def wait(self, on_event: Callable[[dict], None], on_line: Callable[[str], None] | None = None) -> int:
         try:
             for line in self.proc.stdout:
-                self._log.write(line)
+                self._write_log(line)
                 if on_line:
                     on_line(line)
                 text = line.strip()
@@ -73,7 +73,24 @@ class WorkerRun:
             return self.proc.wait()
         finally:
             self.proc.stdout.close()
-            self._log.close()
+            self._close_log()
+
+    def _write_log(self, line: str) -> None:
+        """Keep the full log; on a full disk the log stops there and the events still count."""
+        if self._log is None:
+            return
+        try:
+            self._log.write(line)
+        except OSError:
+            self._close_log()
+
+    def _close_log(self) -> None:
+        log, self._log = self._log, None
+        if log is not None:
+            try:
+                log.close()
+            except OSError:
+                pass
 
     def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Terminate the worker's whole process group; kill it if it lingers past `grace`."""
@@ -106,10 +123,12 @@ def kill_process_group(proc: subprocess.Popen) -> None:
 
 
 def _worker_env() -> dict:
-    """The worker's environment, without the studio's secrets."""
+    """The worker's environment, without the studio's secrets; it names this studio's pid
+    so that the worker ends itself if the studio dies (no orphan renders on its own)."""
     env = {k: v for k, v in os.environ.items()
            if not any(s in k.upper() for s in ("API_KEY", "TOKEN", "SECRET", "PASSWORD"))}
     env.pop("PYTHONPATH", None)
     env.pop("VIRTUAL_ENV", None)
     env["PYTHONUNBUFFERED"] = "1"
+    env["KEYPOSE_STUDIO_PID"] = str(os.getpid())
     return env

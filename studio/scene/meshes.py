@@ -25,7 +25,7 @@ import trimesh
 
 from studio.store.project import write_atomic
 
-from .importers import MeshFileError, load_mesh_file, resolve_path
+from .importers import MeshFileError, load_mesh_file, mesh_file_digest, resolve_path
 from .ir import Body, Geometry, Scene, canonical_hash, design_id
 from .reading import read_memo
 from .transforms import from_7
@@ -92,7 +92,10 @@ def _read_cached(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
 def _write_cached(path: Path, vertices: np.ndarray, faces: np.ndarray) -> None:
     buf = io.BytesIO()
     np.savez(buf, vertices=vertices, faces=faces.astype(np.int32))
-    write_atomic(path, buf.getvalue())
+    try:
+        write_atomic(path, buf.getvalue())
+    except OSError:
+        pass   # a read-only project or a full disk: the mesh is rebuilt next time
 
 
 def _cached_arrays(key: str, project_dir: Path | None, make) -> tuple[tuple[np.ndarray, np.ndarray], str]:
@@ -142,7 +145,7 @@ def build_body_mesh(body: Body, project_dir: Path | None = None) -> MeshBuild:
                 path = resolve_path(g.path, project_dir)
                 if not path.is_file():
                     load_mesh_file(path)           # raises the precise error
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                digest = mesh_file_digest(path)      # a .gltf with the files it names
                 key = canonical_hash({"v": MESH_CACHE_VERSION, "file": digest, "ext": path.suffix.lower()})[:32]
                 make = lambda: load_mesh_file(path)  # noqa: E731
             (vertices, faces), cache = _cached_arrays(key, project_dir, make)

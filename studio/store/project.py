@@ -4,6 +4,13 @@ The database is the source of truth (SQLite in WAL mode through sqlite-utils).
 Files are written atomically (temp, fsync, rename), so a killed app or job
 never leaves a half-written asset where a finished one would be. Opening
 checks everything first and writes nothing unless the project is sound.
+
+A project whose folder or database cannot be written (a read-only mount, a
+reviewer's copy) opens for reading: SQLite reads it with `mode=ro` (or as
+immutable when no WAL is pending), nothing is created beside it, and any
+write says the project is read-only. A write kept waiting by another
+process's transaction says so after two seconds, naming that process, and
+gives up after `lock_wait_limit()` seconds.
 """
 from __future__ import annotations
 
@@ -13,33 +20,70 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import sqlite_utils
 
 from . import audit as chain
+from .errors import DiskFull, ProjectError, ProjectLocked, ReadOnlyProject
+from .locks import describe, write_lock_holder
 from .schema import APP_ID, SCHEMA_VERSION, migrate
+from .space import disk_full, free_bytes, is_disk_full
 
 DB_NAME = "studio.db"
 FOLDERS = ("assets", "renders", "exports", "jobs")
+LOCK_NOTICE_SECONDS = 2.0
+
+__all__ = ["DiskFull", "ProjectError", "ProjectLocked", "ReadOnlyProject"]
 
 
-class ProjectError(Exception):
-    """A project that cannot be opened or written; the message says why."""
+def lock_wait_limit() -> float:
+    """Seconds a write waits for another process's lock (KEYPOSE_LOCK_WAIT, default 60)."""
+    try:
+        return max(0.0, float(os.environ.get("KEYPOSE_LOCK_WAIT", "60")))
+    except ValueError:
+        return 60.0
+
+
+def tell(message: str) -> None:
+    """Say something to the person at the terminal while work goes on."""
+    print(f"studio: {message}", file=sys.stderr, flush=True)
 
 
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the new one, never half."""
+def umask() -> int:
+    """The process's umask, read without changing it (other threads may be creating files)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a plain new file gets: 0644 with the usual umask 022."""
+    return 0o666 & ~umask()
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to `path` so that readers see the old file or the new one, never half.
+    The file gets `mode`, or the mode the user's umask gives a new file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
+        os.fchmod(fd, file_mode() if mode is None else mode)   # mkstemp makes 0600
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -59,21 +103,66 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _connect(dbfile: Path) -> sqlite_utils.Database:
-    """Autocommit connection; `Project.transaction` groups writes explicitly."""
-    conn = sqlite3.connect(dbfile, timeout=30, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA busy_timeout=30000")
+def _connect(dbfile: Path, readonly: bool = False) -> sqlite_utils.Database:
+    """Autocommit connection; `Project.transaction` groups writes explicitly.
+    Read-only: `mode=ro` when a WAL is pending (its -shm must be there), else immutable,
+    so that SQLite creates no -wal or -shm file beside a database it may not write."""
+    limit_ms = int(lock_wait_limit() * 1000)
+    if readonly:
+        uri = f"file:{dbfile}?mode=ro" + ("" if _wal_pending(dbfile) else "&immutable=1")
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn.execute("SELECT count(*) FROM meta").fetchone()
+        except sqlite3.OperationalError as e:
+            why = "the disk is full" if _disk_is_full(dbfile) else "the disk is read-only"
+            raise (DiskFull if why == "the disk is full" else ReadOnlyProject)(
+                f"{dbfile}: cannot read it while {why} ({e}): its write-ahead log {dbfile.name}-wal holds "
+                f"writes SQLite must index first; open the project once where it can be written") from None
+    else:
+        conn = sqlite3.connect(dbfile, timeout=limit_ms / 1000, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA busy_timeout={limit_ms}")
     conn.execute("PRAGMA foreign_keys=ON")
     return sqlite_utils.Database(conn)
+
+
+def _wal_pending(dbfile: Path) -> bool:
+    """Does a write-ahead log beside the database hold writes not yet in the file itself?"""
+    wal = dbfile.with_name(dbfile.name + "-wal")
+    return wal.exists() and wal.stat().st_size > 0
+
+
+def _disk_is_full(path: Path) -> bool:
+    """Too little room for SQLite's shared-memory index (it needs a few pages to open a WAL database)."""
+    try:
+        return free_bytes(path.parent if path.is_file() else path) < (1 << 20)
+    except OSError:
+        return False
+
+
+def writable(path: Path) -> bool:
+    """Can this process write `path` (a read-only mount answers no, even to root)?"""
+    return os.access(path, os.W_OK)
+
+
+def _read_meta(uri: str) -> dict:
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        conn.execute("PRAGMA quick_check").fetchall()
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    finally:
+        conn.close()
 
 
 class Project:
     """An open project. Use `Project.create` or `Project.open`."""
 
-    def __init__(self, path: Path, db: sqlite_utils.Database):
+    def __init__(self, path: Path, db: sqlite_utils.Database, readonly: bool = False, full: bool = False):
         self.path = Path(path).absolute()   # job specs and workers run from other folders
         self.db = db
+        self.readonly = readonly            # opened for reading only: a read-only disk, or a full one
+        self.full = full
+        self.on_lock_wait = tell            # told once a write has waited LOCK_NOTICE_SECONDS
         self._listeners: list = []
         self._after_commit: list = []
 
@@ -82,6 +171,8 @@ class Project:
     def create(cls, path: str | Path, name: str | None = None, fps: int = 24,
                frame_start: int = 1001, units: str = "m") -> "Project":
         path = Path(path)
+        if path.exists() and not path.is_dir():
+            raise ProjectError(f"{path}: is a file; a project is a new folder (give a path that does not exist yet)")
         if (path / DB_NAME).exists():
             raise ProjectError(f"{path}: a project is already there")
         if path.exists() and any(p for p in path.iterdir() if not p.name.startswith(".")):
@@ -113,7 +204,20 @@ class Project:
         if not dbfile.exists():
             raise ProjectError(f"{path}: not a Keypose project (no {DB_NAME} inside)")
         version = cls._inspect(dbfile)
-        db = _connect(dbfile)
+        readonly = not (writable(path) and writable(dbfile))
+        if readonly:
+            if version < SCHEMA_VERSION:
+                raise ReadOnlyProject(f"{dbfile}: written by an older Keypose Studio (schema {version}) and "
+                                      f"read-only, so it cannot be brought to schema {SCHEMA_VERSION}; open a "
+                                      f"writable copy")
+            return cls(path, _connect(dbfile, readonly=True), readonly=True)
+        try:
+            db = _connect(dbfile)
+        except sqlite3.OperationalError as e:
+            if not _disk_is_full(dbfile):
+                raise ProjectError(f"{dbfile}: cannot open the database ({e})") from None
+            # A full disk: SQLite cannot make its -shm index. Read what the file holds; writes say why not.
+            return cls(path, _connect(dbfile, readonly=True), readonly=True, full=True)
         if version < SCHEMA_VERSION:
             migrate(db, version)
         for sub in FOLDERS:
@@ -134,18 +238,21 @@ class Project:
         wal = dbfile.with_name(dbfile.name + "-wal")
         uri = f"file:{dbfile}?mode=ro" + ("" if wal.exists() else "&immutable=1")
         try:
-            conn = sqlite3.connect(uri, uri=True)
             try:
-                conn.execute("PRAGMA quick_check").fetchall()
-                rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            finally:
-                conn.close()
+                rows = _read_meta(uri)
+            except sqlite3.OperationalError:
+                if _wal_pending(dbfile) or not _disk_is_full(dbfile):
+                    raise
+                rows = _read_meta(f"file:{dbfile}?mode=ro&immutable=1")   # an empty WAL: the file holds all
         except sqlite3.DatabaseError as e:
             msg = str(e)
             if "file is not a database" in msg:
                 raise ProjectError(not_sqlite) from None
             if "no such table" in msg:
                 raise ProjectError(f"{dbfile}: an SQLite database, but not a Keypose project (no meta table)") from None
+            if _disk_is_full(dbfile):
+                raise DiskFull(f"{disk_full(dbfile.parent, 1 << 20)}: SQLite cannot read {dbfile} ({msg}) without "
+                               f"room for its index; free some space and try again") from None
             raise ProjectError(f"{dbfile}: the database is corrupt ({msg})") from None
         if rows.get("app") != APP_ID:
             raise ProjectError(f"{dbfile}: an SQLite database of another application (app={rows.get('app')!r})")
@@ -153,6 +260,8 @@ class Project:
             version = int(rows.get("schema_version", "0"))
         except ValueError:
             raise ProjectError(f"{dbfile}: meta.schema_version is not a number") from None
+        if version < 0:
+            raise ProjectError(f"{dbfile}: meta.schema_version is {version}; expected 0 to {SCHEMA_VERSION}")
         if version > SCHEMA_VERSION:
             raise ProjectError(f"{dbfile}: written by a newer Keypose Studio (schema {version}, "
                                f"this studio reads up to {SCHEMA_VERSION}); update the studio to open it")
@@ -174,14 +283,26 @@ class Project:
         if conn.in_transaction:
             yield
             return
-        conn.execute("BEGIN IMMEDIATE")
+        self.require_writable()
+        self._begin()
         try:
             yield
-        except BaseException:
-            conn.execute("ROLLBACK")
+        except BaseException as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             self._after_commit.clear()
+            if isinstance(e, sqlite3.OperationalError) and self._no_room(e):
+                raise self._disk_full() from None
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            self._after_commit.clear()
+            if self._no_room(e):
+                raise self._disk_full() from None
+            raise
         pending, self._after_commit = self._after_commit, []
         for fn in pending:
             fn()
@@ -193,6 +314,48 @@ class Project:
             self._after_commit.append(fn)
         else:
             fn()
+
+    def require_writable(self) -> None:
+        """Refuse now, before any work, what could not be stored: a read-only project or a full disk."""
+        if self.full:
+            raise self._disk_full()
+        if self.readonly:
+            raise ReadOnlyProject(f"{self.path}: the project is read-only (its folder or {DB_NAME} cannot be "
+                                  f"written); this command changes it, so it did not run")
+
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE; if another process is writing, say so after a while, give up at the limit."""
+        conn, limit = self.db.conn, lock_wait_limit()
+        start, told = time.monotonic(), False
+        conn.execute(f"PRAGMA busy_timeout={int(min(LOCK_NOTICE_SECONDS, limit) * 1000)}")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as e:
+                    if "locked" not in str(e) and "busy" not in str(e):
+                        raise
+                holder = describe(write_lock_holder(self.path / DB_NAME))
+                waited = time.monotonic() - start
+                if waited >= limit:
+                    raise ProjectLocked(f"{self.path}: another process kept this project's write lock for "
+                                        f"{waited:.0f} s ({holder}); gave up waiting. Close it or let it "
+                                        f"finish, then try again") from None
+                if not told:
+                    self.on_lock_wait(f"waiting for another studio writing this project ({holder})")
+                    told = True
+                conn.execute(f"PRAGMA busy_timeout={int(max(0.1, min(1.0, limit - waited)) * 1000)}")
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={int(limit * 1000)}")
+
+    def _no_room(self, e: sqlite3.OperationalError) -> bool:
+        """SQLite says "database or disk is full", or an I/O error on a disk that has no room left."""
+        return is_disk_full(e) or ("disk I/O error" in str(e) and _disk_is_full(self.path))
+
+    def _disk_full(self) -> DiskFull:
+        err = disk_full(self.path, 1 << 20)
+        return DiskFull(f"{err}: cannot write {self.path / DB_NAME}; free some space and try again")
 
     # ---- change events (views listen to these) --------------------------
     def subscribe(self, callback) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
-from .project import write_atomic
+from .project import tell, write_atomic
 
 DEFAULTS = {
     "model_base_url": "",           # empty: no model configured (offline repairer, stored plans)
@@ -38,17 +39,36 @@ def settings_path() -> Path:
     return Path(base) / "keypose-studio" / "settings.json"
 
 
+def _read_file(path: Path) -> dict:
+    """The settings file's object; one that does not parse is kept aside, the user told, {} used."""
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the settings file ({e.strerror or e})") from None
+    try:
+        data = json.loads(text)
+        problem = None if isinstance(data, dict) else f"expected a JSON object, got {type(data).__name__}"
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        problem = f"not valid JSON: {e}"
+    if problem is None:
+        return data
+    kept = path.with_name(f"{path.name}.bad-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    try:
+        os.replace(path, kept)
+        where = f"kept it as {kept}"
+    except OSError as e:
+        where = f"could not move it aside ({e.strerror or e})"
+    tell(f"{path}: the settings file does not parse ({problem}); {where}; using the default settings")
+    return {}
+
+
 def load_settings() -> dict:
     out = dict(DEFAULTS)
     path = settings_path()
-    if path.exists():
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise ValueError(f"{path}: the settings file is not valid JSON ({e})") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a JSON object of settings")
-        out.update({k: v for k, v in data.items() if k in DEFAULTS or k == "api_key"})
+    data = _read_file(path)
+    out.update({k: v for k, v in data.items() if k in DEFAULTS or k == "api_key"})
     for key in DEFAULTS:   # KEYPOSE_MODEL_BASE_URL etc. override the file
         env = os.environ.get(f"KEYPOSE_{key.upper()}")
         if env is not None and isinstance(DEFAULTS[key], bool):
@@ -65,12 +85,6 @@ def api_key(settings: dict) -> str | None:
 def save_settings(values: dict) -> None:
     """Write the non-secret settings; an api_key already in the file is kept as is."""
     path = settings_path()
-    current = {}
-    if path.exists():
-        try:
-            current = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            current = {}
+    current = _read_file(path)
     current.update({k: v for k, v in values.items() if k in DEFAULTS})
-    write_atomic(path, json.dumps(current, indent=1, sort_keys=True).encode())
-    os.chmod(path, 0o600)
+    write_atomic(path, json.dumps(current, indent=1, sort_keys=True).encode(), mode=0o600)

@@ -1,0 +1,29 @@
+"""Why a project cannot be opened or written. Each kind carries the exit code
+the `studio` command gives it: 2 for what the person can fix in what they
+asked (a read-only project, a bad file), 3 for what the machine lacks (disk
+space, a write lock another process keeps)."""
+from __future__ import annotations
+
+
+class ProjectError(Exception):
+    """A project that cannot be opened or written; the message says why."""
+
+    exit_code = 2
+
+
+class ReadOnlyProject(ProjectError):
+    """The project's folder or studio.db cannot be written: it is open for reading only."""
+
+    exit_code = 2
+
+
+class ProjectLocked(ProjectError):
+    """Another process kept the project's write lock longer than the studio waits."""
+
+    exit_code = 3
+
+
+class DiskFull(ProjectError):
+    """No room on the disk for a write; the message says how much is needed, and where."""
+
+    exit_code = 3
