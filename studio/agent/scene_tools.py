@@ -33,10 +33,10 @@ def create_body(box: "ToolBox", a: dict) -> "ToolOutcome":
     if "part" in a:
         from studio.scene.parts import PartError, resolve
         try:
-            params = resolve(a["part"], a.get("params", {}))
+            resolve(a["part"], a.get("params", {}))       # checked; stored as said, defaults filled at build
         except PartError as e:
             raise ToolRefused(f"create_body: {e}") from None
-        geom = Geometry(source="cad", part=a["part"], params=params, offset=offset,
+        geom = Geometry(source="cad", part=a["part"], params=dict(a.get("params", {})), offset=offset,
                         tolerance=float(a.get("tolerance", Geometry.tolerance)))
     elif "mesh" in a:
         box.project_file(a["mesh"])

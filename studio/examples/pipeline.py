@@ -120,6 +120,31 @@ def replay_example(project: Project, calls: list[Call], where: str) -> int:
         raise PipelineError(str(e)) from None
 
 
+def replay_stages(name: str, out: Path, stages: tuple[str, ...] = tuple(STAGES)) -> Project:
+    """A new project at `out` holding the example's calls of the given stages, replayed in order
+    (the scene alone, the storyboard for review, or the whole baked film); the caller closes it."""
+    calls = example_calls(name)
+    where = str(calls_file(name))
+    part = by_stage(calls, where)
+    project = new_example_project(name, out)
+    try:
+        for st in STAGES:
+            if st in stages:
+                replay_example(project, part[st], where)
+    except BaseException:
+        project.close()
+        raise
+    return project
+
+
+def example_plan(name: str) -> dict:
+    """The plan an example's calls file sets (its last set_plan)."""
+    plans = [c.arguments["plan"] for c in example_calls(name) if c.tool == "set_plan"]
+    if not plans:
+        raise PipelineError(f"{calls_file(name)}: the example sets no plan")
+    return plans[-1]
+
+
 def run_pipeline(name: str, out: Path, approve: str = "all", state=None, render: bool = True,
                  resolution: tuple[int, int] | None = None) -> Summary:
     """Make the example film `name` in the new project folder `out`."""
