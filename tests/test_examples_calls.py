@@ -101,3 +101,41 @@ def test_an_example_out_of_stage_order_is_refused_by_line(tmp_path, monkeypatch)
 def test_an_unknown_example_is_bad_input(tmp_path, capsys):
     assert main(["demo", "kiln", "--out", str(tmp_path)]) == 2
     assert "crates, dog_paper, doorway, marble_run" in capsys.readouterr().err
+
+
+def test_scene_tools_an_example_needs_are_undoable_audited_and_checked(tmp_path):
+    from studio.agent.calls import history
+    from studio.agent.errors import ToolRefused
+    from studio.agent.tools import ToolBox
+    from studio.scene.io import load_scene
+    from studio.timeline.commands import CommandStack
+    with Project.create(tmp_path / "p", name="p") as p:
+        stack = CommandStack()
+        box = ToolBox(p, stack, actor="person")
+        box.call("name_scene", {"name": "workshop"})
+        box.call("add_material", {"name": "oak", "color": [0.6, 0.4, 0.2, 1.0], "roughness": 0.7})
+        box.call("create_body", {"name": "base", "kind": "static", "size": [1, 1, 0.1], "mass": 0,
+                                 "rest": [0, 0, 0, 1, 0, 0, 0]})
+        box.call("create_body", {"name": "lid", "kind": "link", "part": "panel", "material": "oak",
+                                 "params": {"width": 0.5}, "tolerance": 0.002,
+                                 "offset": [0, 0, 0.01], "offset_rotation": [0.7071068, 0.7071068, 0, 0],
+                                 "parent": "base", "joint": {"name": "hinge", "type": "revolute",
+                                                             "origin": [0, 0.5, 0.05],
+                                                             "rotation": [0.7071068, 0, 0, 0.7071068],
+                                                             "axis": [1, 0, 0], "lower": 0, "upper": 1.5}})
+        scene = load_scene(p)
+        lid = scene.body("lid")
+        assert scene.name == "workshop" and scene.materials[0].color == [0.6, 0.4, 0.2, 1.0]
+        assert lid.geometry.params == {"width": 0.5}                # as said; defaults filled at build
+        assert lid.geometry.tolerance == 0.002 and lid.material == "oak"
+        assert lid.geometry.offset.rotation == pytest.approx([0.7071068, 0.7071068, 0, 0], abs=1e-6)
+        assert scene.joint("hinge").origin.rotation == pytest.approx([0.7071068, 0, 0, 0.7071068], abs=1e-6)
+        assert [c.tool for c in history(p)] == ["name_scene", "add_material", "create_body", "create_body"]
+        with pytest.raises(ToolRefused, match=r"add_material.color\[0\]: 1.5 is greater than the maximum of 1"):
+            box.call("add_material", {"name": "oak", "color": [1.5, 0, 0, 1]})
+        with pytest.raises(ToolRefused, match="create_body: .*width"):
+            box.call("create_body", {"name": "bad", "part": "panel", "params": {"width": -1}})
+        assert load_scene(p) == scene                               # refused calls change nothing
+        for _ in range(4):
+            stack.undo()
+        assert load_scene(p).name != "workshop" and load_scene(p).materials == [] and history(p) == []
