@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio.agent.calls import Call, CallsFileError, ReplayRefused, read_calls, replay
 from studio.checks.report import Report, required_checks_pass
 from studio.checks.run import verify_film, verify_state
 from studio.checks.score import rates
@@ -30,8 +31,6 @@ from studio.store.settings import load_settings
 from studio.timeline.film import load_film_tracks
 from studio.timeline.gate import board_status
 from studio.timeline.storyboard import content_hash, list_states
-
-from studio.agent.calls import Call, CallsFileError, ReplayRefused, read_calls, replay
 
 from . import calls_file, example_names
 
