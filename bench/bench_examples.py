@@ -6,8 +6,9 @@ Replay: `studio.examples.pipeline.replay_stages` (the code path of `studio agent
 check, project checks, a command and an audit row per call), split into scene, plan, key states
 (posed and verified), reviews, motion. Direct: the replayed scene saved in one go, then
 save_plan, put_state, verify_state, record_review and the generic bake, no tool layer. Both must
-end with the same film hash. The first replay (cold) also builds the CAD meshes; the figures
-side by side are a second replay and the direct run, both with the meshes cached. Then the single-pass baseline (one interpolation from the first key
+end with the same film hash. The first replay in the process also builds (or reads from the
+mesh cache) every CAD mesh; the figures side by side are a second replay and the direct run,
+both with the meshes in memory. Then the single-pass baseline (one interpolation from the first key
 state to the last) and the verdicts of the method's film and the baseline's.
 Goal: under 30 s per example on one core.
 Run: .venv/bin/python bench/bench_examples.py [NAME ...]
@@ -95,9 +96,9 @@ def run(name: str, tmp: Path) -> None:
     print(f"\n{name}: {len(example_calls(name))} calls, {frames} frames")
     for st, sec in seconds.items():
         print(f"  replay {st:<12} {sec:8.3f} s")
-    print(f"  replay, cold (CAD meshes built)  {sum(cold.values()):8.3f} s  "
+    print(f"  first replay (meshes built or read)  {sum(cold.values()):8.3f} s  "
           f"(goal < 30 s)  {'ok' if sum(cold.values()) < 30 else 'OVER'}")
-    print(f"  replay to a baked film  {total:8.3f} s  (meshes cached)")
+    print(f"  replay to a baked film  {total:8.3f} s  (meshes in memory)")
     print(f"  direct function calls   {direct_s:8.3f} s  same film: {replay_hash == direct_hash}")
     print(f"  replay / direct: {total / max(direct_s, 1e-9):.2f}x")
     print(f"  {'method':<12} {_figures(reports)}")
