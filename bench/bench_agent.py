@@ -76,8 +76,8 @@ def bench_tool_calls(n: int, tmp: Path) -> tuple[float, float]:
 def bench_offline_repair(tmp: Path) -> tuple[float, float, int]:
     from studio.agent.offline import propose_offline
     from studio.checks.run import verify_state
-    from studio.examples.doorway import create
-    p = create(tmp / "doorway")
+    from studio.examples.pipeline import replay_stages
+    p = replay_stages("doorway", tmp / "doorway", ("scene",))
     scene = load_scene(p)
     pose = Pose.rest(scene)
     pose.roots["panel"] = [-0.25, 1.5, 1.0, 1.0, 0.0, 0.0, 0.0]

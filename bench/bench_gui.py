@@ -214,8 +214,8 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work slows every figure)")
     tmp = Path(tempfile.mkdtemp(prefix="bench-gui-"))
     try:
-        from studio.examples.doorway import create
-        create(tmp / "doorway").close()
+        from studio.examples.pipeline import replay_stages
+        replay_stages("doorway", tmp / "doorway", ("scene",)).close()
         cold_start(tmp / "doorway", tmp / "pycache")
         tri = big_scene_project(tmp / "balls")
         scrubbing(tmp / "balls", tri)

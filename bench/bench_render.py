@@ -27,18 +27,19 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from studio.examples import doorway  # noqa: E402
+from studio.examples.pipeline import replay_stages  # noqa: E402
 from studio.jobs import queue, spec as specs  # noqa: E402
 from studio.jobs.local import JobWatch, run_job  # noqa: E402
 from studio.jobs.warm import WarmWorker  # noqa: E402
+from studio.scene.io import load_scene  # noqa: E402
 from studio.scene.pose import Pose, Tracks  # noqa: E402
 from studio.timeline.film import save_segment  # noqa: E402
 from studio.timeline.storyboard import State, put_state  # noqa: E402
 
 
 def make_project(folder: Path, n_frames: int):
-    project = doorway.create(folder / "doorway")
-    scene = doorway.build_scene()
+    project = replay_stages("doorway", folder / "doorway", ("scene",))     # the scene from its calls file
+    scene = load_scene(project)
     rest = Pose.rest(scene)
     put_state(project, scene, State("rest", 1001, rest, shot="cam_main"))
     poses = []

@@ -20,14 +20,17 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.examples.doorway import build_scene
-from studio.examples.doorway_story import ARMS, F, MOTION, plan, state_poses
+from studio.examples.pipeline import replay_stages
+from studio.scene.io import load_scene
 from studio.scene.kinematics import forward
 from studio.scene.pose import Pose
 from studio.timeline import ik
 from studio.timeline.ik import Goal, frame_pose, solve_ik
 from studio.timeline.motion import Segment, motion_tool
-from studio.timeline.storyboard import State
+from studio.timeline.author import segment_tool
+from studio.timeline.storyboard import get_state
+
+ARM_L = ["shoulder_pitch_l", "shoulder_roll_l", "elbow_l"]
 
 
 class GenericFK:
@@ -51,7 +54,9 @@ class GenericFK:
 
 
 def main(n: int = 200) -> None:
-    scene = build_scene()
+    folder = Path(tempfile.mkdtemp(prefix="bench_timeline_"))
+    project = replay_stages("doorway", folder / "doorway", ("scene", "plan", "storyboard"))  # its calls file
+    scene = load_scene(project)
     pose = Pose.rest(scene)
     for s in "lr":
         pose.joints[f"shoulder_pitch_{s}"], pose.joints[f"elbow_{s}"] = -1.0, -0.6
@@ -60,7 +65,7 @@ def main(n: int = 200) -> None:
     targets = shoulder + np.column_stack([rng.uniform(0.25, 0.38, n), rng.uniform(-0.05, 0.12, n),
                                           rng.uniform(-0.2, 0.05, n)])
     def solve(t):
-        return solve_ik(scene, pose, ARMS["l"], [Goal("gripper_l", t)])[0]
+        return solve_ik(scene, pose, ARM_L, [Goal("gripper_l", t)])[0]
 
     for name in ("timeline", "baseline"):
         t0 = time.perf_counter()
@@ -75,11 +80,9 @@ def main(n: int = 200) -> None:
         if name == "timeline":
             fast = dt
     print(f"ik speed-up over baseline: {dt / fast:.1f}x")
-    poses = state_poses(scene)
-    a = State("tilt", F["tilt"], poses["tilt"].pose)
-    b = State("through", F["through"], poses["through"].pose)
-    tool, params = MOTION["tilt..through"]
-    seg = Segment("tilt..through", scene, a, b, plan(), 24, Path(tempfile.mkdtemp(prefix="bench_timeline_")))
+    a, b, plan = get_state(project, "tilt"), get_state(project, "through"), project.get_doc("plan")
+    tool, params = segment_tool(plan, "tilt..through")
+    seg = Segment("tilt..through", scene, a, b, plan, 24, folder)
     motion_tool(tool).author(seg, params)                 # meshes built and cached first
     t0 = time.perf_counter()
     tracks = motion_tool(tool).author(seg, params).tracks

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from studio.examples import doorway
+from studio.examples.pipeline import replay_stages
 
 
 def run(exe: Path, project: Path) -> tuple[float, float]:
@@ -31,7 +31,7 @@ def main(n: int = 3) -> None:
     exe = Path(sys.executable).with_name("studio")
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "doorway"
-        doorway.create(project).close()
+        replay_stages("doorway", project, ("scene",)).close()
         cold, warm = [], []
         for _ in range(n):
             shutil.rmtree(project / "assets" / "meshes")

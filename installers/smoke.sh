@@ -58,15 +58,15 @@ for p in "$root"/opt/keypose-studio/projects/*/; do
     if [ "$n" -gt 0 ]; then project=${p%/}; break; fi
 done
 if [ -z "$project" ]; then
-    echo "smoke: no shipped example has states; building the doorway scene with the frozen app"
+    echo "smoke: no shipped example has states; replaying the doorway scene's calls with the frozen app"
     project=$tmp/doorway
     "$app" -c "
 import sys
-from studio.examples.doorway import create
+from studio.examples.pipeline import replay_stages
 from studio.scene.io import load_scene
 from studio.scene.pose import Pose
 from studio.timeline.storyboard import State, put_state
-p = create(sys.argv[1]); s = load_scene(p)
+p = replay_stages('doorway', sys.argv[1], ('scene',)); s = load_scene(p)
 put_state(p, s, State('rest', p.frame_start, Pose.rest(s), shot=s.cameras[0].name, description='rest pose'))
 p.close()" "$project" || fail "the frozen app could not build the doorway scene"
 fi

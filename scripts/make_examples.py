@@ -1,9 +1,10 @@
 """Regenerate projects/<name> for every example film, and its single-pass baseline.
 
-Each example goes through the same pipeline as `studio demo` (scene, plan,
-storyboard verified and rendered, approvals, motion through the gate, every
-frame verified, the film rendered, .blend exported); the baseline beside it is
-scored in the same table by `studio score projects/*`.
+Each example's calls file (resources/examples/<name>/calls.jsonl) is replayed
+through the same pipeline as `studio demo` (scene, plan, storyboard verified
+and rendered, approvals, motion through the gate, every frame verified, the
+film rendered, .blend exported); the baseline beside it is scored in the same
+table by `studio score projects/*`.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 from studio.commands.demo import TextProgress
-from studio.examples import EXAMPLES
+from studio.examples import example_names
 from studio.examples.baseline import single_pass
 from studio.examples.pipeline import run_pipeline
 
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(names: list[str]) -> int:
-    for name in names or list(EXAMPLES):
+    for name in names or example_names():
         out, base = ROOT / "projects" / name, ROOT / "projects" / f"{name}-single-pass"
         for folder in (out, base):
             if folder.exists():

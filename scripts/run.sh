@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   exec .venv/bin/studio open projects/doorway
 else
-  exec .venv/bin/studio demo projects/doorway
+  exec .venv/bin/studio demo doorway
 fi

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.examples import dog_paper
 from studio.scene.ir import Scene
 from studio.scene.pose import Pose
 from studio.scene.robot import add_robot
@@ -51,13 +50,23 @@ def robot_standing(scene: Scene, x: float, y: float = 0.0, yaw: float = 0.0, hei
 
 
 def dog_scene() -> Scene:
-    return dog_paper.build_scene()
+    """The dog film's scene, replayed from its calls file."""
+    import tempfile
+
+    from example_films import example_scene
+    with tempfile.TemporaryDirectory() as tmp:
+        return example_scene("dog_paper", Path(tmp) / "dog")
 
 
 def dog_standing(scene: Scene, x: float) -> Pose:
-    """The dog level at its standing height with its paws under its hips."""
-    from studio.examples.dog_paper_story import dog_pose
-    return dog_pose(scene, x)
+    """The dog level at its standing height with its paws under its hips: the dog film's first
+    key state, as its calls file poses it, moved along X to `x`."""
+    from studio.examples.pipeline import example_calls
+    stand = next(c.arguments for c in example_calls("dog_paper")
+                 if c.tool == "set_state" and c.arguments["state"] == "stand")
+    pose = Pose.from_dict({"roots": stand["roots"], "joints": stand["joints"]}, scene)
+    pose.roots["torso"] = [float(x), *pose.roots["torso"][1:]]
+    return pose
 
 
 def segment(scene: Scene, pa: Pose, pb: Pose, frames: int, project_dir: Path, fa: int = 1001) -> Segment:

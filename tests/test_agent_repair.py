@@ -22,9 +22,9 @@ WALL_HALF = 0.075
 
 @pytest.fixture(scope="module")
 def doorway_template(tmp_path_factory):
-    from studio.examples.doorway import create
+    from example_films import scene_only
     path = tmp_path_factory.mktemp("template") / "doorway"
-    create(path).close()
+    scene_only("doorway", path).close()          # the doorway scene, replayed from its calls file
     return path
 
 

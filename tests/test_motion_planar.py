@@ -9,19 +9,21 @@ import numpy as np
 import pytest
 from motion_scenes import segment
 
-from studio.examples import marble_run
 from studio.scene.ir import Scene
 from studio.scene.pose import Pose
 from studio.timeline.motion import MotionError, motion_tool
 from studio.timeline.storyboard import State
 
+from example_films import example_scene
+
+MARBLE_RADIUS, CUP_X, CUP_INNER, CUP_BASE = 0.012, 0.33, 0.046, 0.004     # the marble run example's
 MARBLE = {"bodies": {"marble": "circle"}, "friction": 0.7, "elasticity": 0.1}
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    scene = marble_run.build_scene()
     cache = tmp_path_factory.mktemp("marble")
+    scene = example_scene("marble_run", cache / "scene")
     pa = Pose.rest(scene)
     seg = segment(scene, pa, pa, 120, cache)
     return scene, cache, motion_tool("planar").author(seg, dict(MARBLE, max_difference=100.0))
@@ -30,9 +32,8 @@ def run(tmp_path_factory):
 def test_the_marble_rolls_into_the_cup_and_the_end_is_offered(run):
     scene, _, out = run
     end = np.asarray(out.end_pose.roots["marble"])
-    r_in = marble_run.CUP_RADIUS - marble_run.CUP_WALL
-    assert abs(end[0] - marble_run.CUP_X) < r_in - marble_run.MARBLE_RADIUS + 1e-3
-    assert end[2] == pytest.approx(marble_run.CUP_BASE + marble_run.MARBLE_RADIUS, abs=1.5e-3)  # on the base
+    assert abs(end[0] - CUP_X) < CUP_INNER - MARBLE_RADIUS + 1e-3
+    assert end[2] == pytest.approx(CUP_BASE + MARBLE_RADIUS, abs=1.5e-3)  # on the base
     assert np.all(out.tracks.roots["marble"][:, 1] == 0.0)                 # it stays in its plane
     assert "ends 1." in out.notes[0] or "ends 0." in out.notes[0]
 

@@ -11,11 +11,12 @@ import pytest
 import trimesh
 
 from studio.cli import main
-from studio.examples import doorway
 from studio.scene.io import load_scene, save_scene
 from studio.scene.ir import Body, Geometry, Scene
 from studio.scene.meshes import clear_memo
 from studio.store.project import Project
+
+from example_films import scene_only
 
 ROW = re.compile(r"^  (\S+)\s+(\d+)\s+(yes|NO)\s+(hit|miss|memo|box)\s+([\d.]+)$")
 
@@ -23,7 +24,7 @@ ROW = re.compile(r"^  (\S+)\s+(\d+)\s+(yes|NO)\s+(hit|miss|memo|box)\s+([\d.]+)$
 @pytest.fixture(scope="module")
 def project_dir(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("films") / "doorway"
-    doorway.create(path).close()
+    scene_only("doorway", path).close()          # the doorway scene, replayed from its calls file
     return path
 
 
@@ -31,17 +32,17 @@ def _rows(out: str) -> dict[str, tuple[int, str, str]]:
     return {m[1]: (int(m[2]), m[3], m[4]) for m in map(ROW.match, out.splitlines()) if m}
 
 
-def test_doorway_create_saves_the_scene_and_caches_its_meshes(project_dir):
+def test_the_replayed_doorway_scene_is_the_doorway_project(project_dir):
     with Project.open(project_dir) as p:
         assert (p.name, p.fps, p.frame_start) == ("doorway", 24, 1001)
-        assert load_scene(p) == doorway.build_scene()
-    unique_cad = {(b.geometry.part, str(sorted(b.geometry.params.items())), b.geometry.tolerance)
-                  for b in doorway.build_scene().bodies}
-    assert len(list((project_dir / "assets" / "meshes").glob("*.npz"))) == len(unique_cad)
+        scene = load_scene(p)
+    assert scene.name == "doorway" and len(scene.bodies) == 23 and len(scene.joints) == 18
+    assert [m.name for m in scene.materials] == ["concrete", "plaster", "plywood", "steel", "robot_shell",
+                                                 "robot_joint", "robot_visor"]
 
 
 def test_scene_build_misses_then_hits_the_cache(project_dir, capsys):
-    shutil.rmtree(project_dir / "assets" / "meshes")
+    shutil.rmtree(project_dir / "assets" / "meshes", ignore_errors=True)     # a replay builds none yet
     clear_memo()
     assert main(["scene", "build", str(project_dir)]) == 0
     first = _rows(capsys.readouterr().out)

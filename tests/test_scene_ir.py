@@ -6,9 +6,15 @@ import json
 import numpy as np
 import pytest
 
-from studio.examples.doorway import build_scene
 from studio.scene.ir import IRError, Scene
 from studio.scene.pose import Pose, Tracks
+
+from example_films import example_scene
+
+
+@pytest.fixture(scope="module")
+def doorway_scene(tmp_path_factory) -> Scene:
+    return example_scene("doorway", tmp_path_factory.mktemp("doorway") / "scene")
 
 
 def _tiny() -> dict:
@@ -26,16 +32,16 @@ def _tiny() -> dict:
             "rest": {"base": [0, 0, 0, 1, 0, 0, 0]}}
 
 
-def test_doorway_scene_json_round_trip_is_equal():
-    scene = build_scene()
+def test_doorway_scene_json_round_trip_is_equal(doorway_scene):
+    scene = doorway_scene
     again = Scene.from_json(scene.to_json())
     assert again == scene
     assert again.to_json() == scene.to_json()
     assert len(again.bodies) == 23 and len(again.joints) == 18
 
 
-def test_pose_and_tracks_bytes_round_trip():
-    scene = build_scene()
+def test_pose_and_tracks_bytes_round_trip(doorway_scene):
+    scene = doorway_scene
     pose = Pose.rest(scene)
     pose.joints["elbow_l"] = -1.25
     again = Pose.from_dict(json.loads(json.dumps(pose.to_dict())), scene)

@@ -35,7 +35,7 @@ def test_unknown_part_lists_the_known_ones():
     ("spur_gear", {"teeth": 12.5}, "parameter 'teeth': expected a whole number"),
     ("spur_gear", {"teeth": 3}, "parameter 'teeth': expected a value >= 6"),
     ("sphere", {"radius": float("nan")}, "parameter 'radius': expected a finite number"),
-    ("wall_with_doorway", {"door_width": 6.0}, "does not fit in the wall"),
+    ("wall_with_opening", {"door_width": 6.0}, "does not fit in the wall"),
     ("spur_gear", {"teeth": 10, "bore": 0.05}, "parameter 'bore'"),
 ])
 def test_bad_parameters_name_the_part_and_parameter(name, params, fragment):
@@ -62,7 +62,7 @@ def test_floor_top_is_at_zero_and_panel_is_centred():
 
 
 def test_wall_has_an_opening_where_the_door_is():
-    _, wall = _mesh("wall_with_doorway", {"width": 5, "height": 2.6, "thickness": 0.15,
+    _, wall = _mesh("wall_with_opening", {"width": 5, "height": 2.6, "thickness": 0.15,
                                           "door_width": 0.9, "door_height": 2.1})
     inside = wall.contains([[0, 0, 1.0], [0, 0.44, 2.0], [0, 0, 2.3], [0, 1.0, 1.0], [0, 0.46, 1.0]])
     assert inside.tolist() == [False, False, True, True, True]

@@ -7,17 +7,20 @@ import numpy as np
 import pytest
 import trimesh
 
-from studio.examples.doorway import ROBOT_X, build_scene
 from studio.scene import robot
 from studio.scene.kinematics import frame_world, pose_world, tracks_world
 from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import from_7
 
+from example_films import example_scene
+
+ROBOT_X = -3.0           # where the doorway film's robot stands
+
 
 @pytest.fixture(scope="module")
-def scene():
-    return build_scene()
+def scene(tmp_path_factory):
+    return example_scene("doorway", tmp_path_factory.mktemp("doorway") / "scene")
 
 
 def _pose(scene, **joints):

@@ -1,28 +1,31 @@
-"""The doorway film carried through: plan, ten states approved through the CLI, baked motion
-that hits every state exactly and passes the required checks."""
+"""The doorway film carried through from its calls file: plan, ten states approved through the
+CLI, baked motion that hits every state exactly and passes the required checks."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from studio.cli import main
-from studio.examples import doorway, doorway_story
 from studio.scene.io import load_scene
 from studio.store.reports import failing_required, load_reports
 from studio.timeline import film
 from studio.timeline.gate import GateError, board_status
 from studio.timeline.plan import validate_plan
+from studio.timeline.commands import CommandStack
 from studio.timeline.progress import progress
+from studio.timeline.segment_commands import AuthorSegment
 from studio.timeline.storyboard import list_states
+
+from example_films import finish, storyboard
+
+FINGERTIPS = 0.044        # the gripper frame sits this far behind the edge face: fingertips 4 mm short of it
 
 run = pytest.importorskip("studio.checks.run")
 
 
 @pytest.fixture(scope="module")
 def doorway_project(tmp_path_factory):
-    project = doorway.create(tmp_path_factory.mktemp("doorway") / "film")
-    doorway_story.author_plan(project)
-    doorway_story.author_states(project)
+    project = storyboard("doorway", tmp_path_factory.mktemp("doorway") / "film")
     yield project
     project.close()
 
@@ -38,8 +41,7 @@ def test_plan_and_states(doorway_project):
     for side, handle in (("l", "handle_left"), ("r", "handle_right")):
         grip = frame_pose(scene, reach, f"gripper_{side}")[:3, 3]
         edge = frame_pose(scene, reach, handle)[:3, 3] - [0.03, 0, 0]        # the near edge face
-        # fingertips GAP short of the edge face: the gripper frame is TIP + GAP behind it
-        assert np.linalg.norm(grip - (edge - [doorway_story.TIP + doorway_story.GAP, 0, 0])) < 1e-3
+        assert np.linalg.norm(grip - (edge - [FINGERTIPS, 0, 0])) < 1e-3
     for s in states:                                    # planted soles on the floor
         for side in "lr":
             assert abs(frame_pose(scene, s.pose, f"sole_{side}")[2, 3]) < 1e-3
@@ -47,7 +49,7 @@ def test_plan_and_states(doorway_project):
 
 def test_motion_is_gated_until_states_are_approved(doorway_project):
     with pytest.raises(GateError) as e:
-        doorway_story.author_motion(doorway_project, segments=["start..reach"])
+        CommandStack().run(AuthorSegment(doorway_project, "start..reach", "lead"))
     assert {sid for sid, _ in e.value.reasons} == {"start", "reach"}
     assert film.list_segments(doorway_project) == []
 
@@ -60,8 +62,8 @@ def test_approve_through_cli_then_bake_and_verify(doorway_project, capsys):
         reports, _ = load_reports(doorway_project, f"state:{s.id}")
         assert failing_required(reports) == [], s.id
     assert all(st.status == "approved" for st in board_status(doorway_project))
-    baked = doorway_story.author_motion(doorway_project)
-    assert len(baked) == 9
+    finish("doorway", doorway_project, ("motion",))
+    assert len(film.list_segments(doorway_project)) == 9
     tracks = film.load_film_tracks(doorway_project)
     assert (tracks.frame_start, tracks.frame_end) == (1001, 1481)
     scene = load_scene(doorway_project)

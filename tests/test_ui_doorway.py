@@ -49,9 +49,9 @@ sys.exit(main(["open", sys.argv[1]]))
 
 @pytest.fixture(scope="module")
 def doorway(tmp_path_factory):
-    from studio.examples.doorway import create
+    from example_films import scene_only
     path = tmp_path_factory.mktemp("doorway") / "doorway"
-    create(path).close()
+    scene_only("doorway", path).close()          # the doorway scene, replayed from its calls file
     return path
 
 

@@ -1,7 +1,7 @@
 """Repair proposals: a diff of a state, verified before a person sees it.
 
 A proposal names its target ("state:<id>"), the check and the failure it
-targets (e.g. NoPenetration between panel and wall), and its changes, each
+targets (e.g. NoPenetration between a carried board and a wall), and its changes, each
 {kind: root|joint, name, from, to}. `verify_changes` applies the changes to a
 copy of the pose and runs the verifiers: a proposal is shown only if the
 targeted failure is gone and no required check has a failure it did not have

@@ -29,14 +29,15 @@ def create_body(box: "ToolBox", a: dict) -> "ToolOutcome":
     sources = [k for k in ("part", "size", "mesh") if k in a]
     if len(sources) > 1:
         raise ToolRefused(f"create_body: give one of part, size or mesh, not {' and '.join(sources)}")
-    offset = Transform(list(a.get("offset", [0, 0, 0])))
+    offset = Transform(list(a.get("offset", [0, 0, 0])), list(a.get("offset_rotation", [1, 0, 0, 0])))
     if "part" in a:
         from studio.scene.parts import PartError, resolve
         try:
-            params = resolve(a["part"], a.get("params", {}))
+            resolve(a["part"], a.get("params", {}))       # checked; stored as said, defaults filled at build
         except PartError as e:
             raise ToolRefused(f"create_body: {e}") from None
-        geom = Geometry(source="cad", part=a["part"], params=params, offset=offset)
+        geom = Geometry(source="cad", part=a["part"], params=dict(a.get("params", {})), offset=offset,
+                        tolerance=float(a.get("tolerance", Geometry.tolerance)))
     elif "mesh" in a:
         box.project_file(a["mesh"])
         geom = Geometry(source="mesh", path=a["mesh"], offset=offset)
@@ -59,7 +60,7 @@ def _put_body(box: "ToolBox", scene: Scene, body: Body, a: dict, name: str, labe
             raise ToolRefused(f"{name}: a parent needs a joint (name and type)")
         jd = a["joint"]
         joint = Joint(jd["name"], jd["type"], a["parent"], body.name,
-                      Transform(list(jd.get("origin", [0, 0, 0]))), list(jd.get("axis", [0, 0, 1])),
+                      Transform(list(jd.get("origin", [0, 0, 0])), list(jd.get("rotation", [1, 0, 0, 0]))), list(jd.get("axis", [0, 0, 1])),
                       float(jd.get("lower", -np.pi)), float(jd.get("upper", np.pi)))
         d["joints"] = [j for j in d["joints"] if j["child"] != body.name and j["name"] != joint.name]
         d["joints"].append(asdict(joint))
@@ -126,6 +127,20 @@ def add_camera(box: "ToolBox", a: dict) -> "ToolOutcome":
     return _edit(box, "add_camera", a, d, f"camera {a['name']}", {"camera": a["name"]})
 
 
+def name_scene(box: "ToolBox", a: dict) -> "ToolOutcome":
+    d = load_scene(box.project).to_dict()
+    d["name"] = a["name"]
+    return _edit(box, "name_scene", a, d, f"name the scene {a['name']}", {"scene": a["name"]})
+
+
+def add_material(box: "ToolBox", a: dict) -> "ToolOutcome":
+    d = load_scene(box.project).to_dict()
+    mat = {"name": a["name"], "color": list(a["color"]), "roughness": float(a.get("roughness", 0.5)),
+           "metallic": float(a.get("metallic", 0.0))}
+    d["materials"] = _replace(d["materials"], lambda m: m["name"], mat)
+    return _edit(box, "add_material", a, d, f"material {a['name']}", {"material": a["name"]})
+
+
 def allow_overlap(box: "ToolBox", a: dict) -> "ToolOutcome":
     scene = load_scene(box.project)
     names = {b.name for b in scene.bodies} | {b.group for b in scene.bodies if b.group}
@@ -139,4 +154,5 @@ def allow_overlap(box: "ToolBox", a: dict) -> "ToolOutcome":
 
 
 TOOLS = {"create_body": create_body, "build_part_code": build_part_code, "add_frame": add_frame,
-         "add_camera": add_camera, "allow_overlap": allow_overlap}
+         "add_camera": add_camera, "allow_overlap": allow_overlap, "name_scene": name_scene,
+         "add_material": add_material}

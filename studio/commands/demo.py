@@ -11,8 +11,10 @@ from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="make an example film end to end, headless, and print a summary")
-    p.add_argument("example", nargs="?", default="doorway",
-                   help="example name, or a projects/<name> folder (default: doorway)")
+    p.add_argument("example", nargs="?", default="",
+                   help="example name (a folder of resources/examples holding calls.jsonl), "
+                        "or a projects/<name> folder (default: the first listed by --list)")
+    p.add_argument("--list", action="store_true", help="list the examples and stop")
     p.add_argument("--out", type=Path, default=Path("out/demo"),
                    help="folder for the new project (default: out/demo/<example>)")
     p.add_argument("--approve", default="all",
@@ -57,12 +59,21 @@ class TextProgress:
 
 
 def cmd_demo(args) -> int:
-    from studio.examples import EXAMPLES
+    from studio.examples import example_names
     from studio.examples.pipeline import PipelineError, run_pipeline
 
+    if args.list:
+        for n in example_names():
+            print(n)
+        return 0
+    if not args.example:
+        if not example_names():
+            raise CommandError("no examples: resources/examples holds no <name>/calls.jsonl", EXIT_BAD_INPUT)
+        args.example = example_names()[0]
     name = Path(args.example).name if Path(args.example).is_dir() else args.example
-    if name not in EXAMPLES:
-        raise CommandError(f"no example named {name!r}; there are: {', '.join(EXAMPLES)}", EXIT_BAD_INPUT)
+    if name not in example_names():
+        raise CommandError(f"no example named {name!r}; there are: {', '.join(example_names())} "
+                           "(the folders of resources/examples)", EXIT_BAD_INPUT)
     resolution = None
     if args.resolution:
         try:

@@ -1,12 +1,24 @@
-"""Example films: each is a scene module and a story module, built from code.
+"""Example films: each is a folder `resources/examples/<name>/` holding `calls.jsonl`,
+the tool calls a person or the agent would make, replayed by studio.examples.pipeline
+(`studio demo NAME`, `make examples`)."""
+from __future__ import annotations
 
-The story module gives author_plan, author_states and author_motion; the scene
-module gives build_scene and create(path). `studio demo` and
-`scripts/make_examples.sh` run them through studio.examples.pipeline.
-"""
-EXAMPLES = {
-    "doorway": ("studio.examples.doorway", "studio.examples.doorway_story"),
-    "marble_run": ("studio.examples.marble_run", "studio.examples.marble_run_story"),
-    "dog_paper": ("studio.examples.dog_paper", "studio.examples.dog_paper_story"),
-    "crates": ("studio.examples.crates", "studio.examples.crates_story"),
-}
+import os
+from pathlib import Path
+
+
+def examples_root() -> Path:
+    """The folder of example calls files: KEYPOSE_EXAMPLES if set, else the one shipped beside the code."""
+    if os.environ.get("KEYPOSE_EXAMPLES"):
+        return Path(os.environ["KEYPOSE_EXAMPLES"])
+    return Path(__file__).resolve().parents[2] / "resources" / "examples"
+
+
+def example_names() -> list[str]:
+    """Every example folder that holds a calls file, by name."""
+    root = examples_root()
+    return sorted(p.parent.name for p in root.glob("*/calls.jsonl")) if root.is_dir() else []
+
+
+def calls_file(name: str) -> Path:
+    return examples_root() / name / "calls.jsonl"

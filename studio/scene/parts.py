@@ -168,13 +168,13 @@ def floor_slab(width, depth, thickness):
     return b.Box(width, depth, thickness, align=(b.Align.CENTER, b.Align.CENTER, b.Align.MAX))
 
 
-@part("wall_with_doorway", width=L(default=5.0), height=L(default=2.6), thickness=L(default=0.15),
+@part("wall_with_opening", width=L(default=5.0), height=L(default=2.6), thickness=L(default=0.15),
       door_width=L(default=0.9), door_height=L(default=2.1), door_offset=Param("length", 0.0, -math.inf))
-def wall_with_doorway(width, height, thickness, door_width, door_height, door_offset):
-    """A wall along Y (thickness along X), base at z = 0, with a doorway centred at y = door_offset."""
+def wall_with_opening(width, height, thickness, door_width, door_height, door_offset):
+    """A wall along Y (thickness along X), base at z = 0, with a door opening centred at y = door_offset."""
     b = _b()
     if door_width >= width - 2 * abs(door_offset) or door_height >= height:
-        raise PartError(f"part 'wall_with_doorway': the doorway ({door_width} x {door_height}) "
+        raise PartError(f"part 'wall_with_opening': the opening ({door_width} x {door_height}) "
                         f"does not fit in the wall ({width} x {height})")
     base = (b.Align.CENTER, b.Align.CENTER, b.Align.MIN)
     wall = b.Box(thickness, width, height, align=base)
@@ -219,7 +219,7 @@ def mat(width, depth, thickness, corner_radius):
 @part("track", length=L(default=1.0), width=L(default=0.06), rail_height=L(default=0.02),
       thickness=L(default=0.005))
 def track(length, width, rail_height, thickness):
-    """A straight marble track along X: a base plate with two side rails, base at z = 0, centred."""
+    """A straight rolling track along X: a base plate with two side rails, base at z = 0, centred."""
     b = _b()
     if 2 * thickness >= width:
         raise PartError("part 'track': the rails are thicker than half the width")
@@ -232,13 +232,13 @@ def track(length, width, rail_height, thickness):
 
 @part("sphere", radius=L(default=0.01))
 def sphere(radius):
-    """A sphere (a marble, a ball) centred on the origin."""
+    """A sphere (a ball, a bead) centred on the origin."""
     return _b().Sphere(radius)
 
 
 @part("cup", radius=L(default=0.04), height=L(default=0.05), wall=L(default=0.004), base=L(default=0.004))
 def cup(radius, height, wall, base):
-    """An open cup (a marble catcher): a cylinder of outer `radius`, hollow above a `base`, base at z = 0."""
+    """An open cup (a catcher for a rolling ball): a cylinder of outer `radius`, hollow above a `base`, base at z = 0."""
     b = _b()
     if wall >= radius or base >= height:
         raise PartError("part 'cup': the wall or base is too thick for its size")
@@ -295,16 +295,16 @@ def robot_head(radius, visor):
     return head + b.Pos(radius * 0.7, 0, 0) * b.Box(visor, radius * 1.2, radius * 0.6)
 
 
-@part("dog_body", length=L(default=0.6), width=L(default=0.22), height=L(default=0.24))
-def dog_body(length, width, height):
-    """A dog's trunk: a well-rounded block, long axis X, centred."""
+@part("rounded_trunk", length=L(default=0.6), width=L(default=0.22), height=L(default=0.24))
+def rounded_trunk(length, width, height):
+    """An animal's trunk: a well-rounded block, long axis X, centred."""
     b = _b()
     return _fillet_all(b.Box(length, width, height), 0.4 * min(width, height))
 
 
-@part("dog_head", size=L(default=0.16), snout=L(default=0.1))
-def dog_head(size, snout):
-    """A dog's head with a snout pointing +X, centred on the skull."""
+@part("snouted_head", size=L(default=0.16), snout=L(default=0.1))
+def snouted_head(size, snout):
+    """An animal's head with a snout pointing +X, centred on the skull."""
     b = _b()
     skull = _fillet_all(b.Box(size, size * 0.9, size), 0.3 * size)
     nose = b.Pos(size / 2 + snout / 2 - 0.1 * size, 0, -0.15 * size) * _fillet_all(

@@ -1,7 +1,7 @@
 """CAD solid -> watertight triangle arrays, at an absolute tolerance in metres.
 
 build123d's own `tessellate` meshes with a *relative* deflection, so the
-same tolerance gives very different triangle counts on a marble and on a
+same tolerance gives very different triangle counts on a small ball and on a
 wall. Here OCCT's mesher runs with an absolute linear deflection (the
 geometry's `tolerance`) and a fixed angular deflection, and the per-face
 triangles are welded along shared edges so the result is closed.

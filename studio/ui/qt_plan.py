@@ -85,8 +85,8 @@ class QtPlan(QWidget):
         super().__init__(parent)
         self.session, self.jobs_of, self.stack_of = qsession.session, jobs_of, stack_of
         self.prompt = QPlainTextEdit()
-        self.prompt.setPlaceholderText("What happens in the film? e.g. a robot carries a wide panel through "
-                                       "a narrow door and sets it down on the far side")
+        self.prompt.setPlaceholderText("What happens in the film? e.g. a robot picks a box up from a table, "
+                                       "turns and puts it on a stool")
         self.prompt.setMaximumHeight(72)
         self.plan_button = QPushButton("Plan")
         self.plan_button.setToolTip("The agent writes a scene brief, a motion brief and a plan (a job)")
