@@ -139,5 +139,9 @@ def test_export_with_exceptions_writes_a_delivery_report(film, tmp_path, capsys)
     assert [(s["state"], s["status"]) for s in report["unapproved_states"]] == [("b", "rejected")]
     (ev,) = report["failing_checks"][0]["evidence"]
     assert (ev["frame"], ev["a"], ev["b"], ev["depth_m"]) == (1005, "base", "floor", pytest.approx(0.015))
+    sig = report["signals"]                 # three figures side by side, never one blended number
+    assert sig["completion"] == {"required_checks_pass": False, "text": "required checks fail: NoPenetration: fail"}
+    assert 0 <= sig["progress"]["value"] < 1 and sig["coverage"]["film_frames_checked"] == sig["coverage"]["film_frames"]
     md = (tmp_path / "delivery-report.md").read_text()
     assert "NoPenetration" in md and "**b** (rejected)" in md
+    assert "- Completion: no (required checks fail: NoPenetration: fail)" in md and "- Progress: " in md

@@ -135,7 +135,9 @@ def cmd_export(args) -> int:
                                                                  "scene at the storyboard frames"})
         finally:
             if delivered and not gate.ok:      # whatever left the studio goes with its report
-                j, m = write_delivery_report(Path(delivered[0]).parent, gate, delivered, failed)
+                from studio.checks.signals import signals
+                j, m = write_delivery_report(Path(delivered[0]).parent, gate, delivered, failed,
+                                             signals=signals(project).to_dict())
                 print(f"exported WITH EXCEPTIONS: {'; '.join(gate.reasons)}; delivery report {j} and {m}")
                 if failed:
                     print(f"  failed: {'; '.join(f['output'] for f in failed)} (the report says why)")

@@ -52,20 +52,30 @@ def film_gate(project: Project) -> GateResult:
 
 
 def write_delivery_report(folder: Path, gate: GateResult, outputs: list[str],
-                          failed: list[dict] | None = None) -> tuple[Path, Path]:
+                          failed: list[dict] | None = None, signals: dict | None = None) -> tuple[Path, Path]:
     """delivery-report.json and .md beside the outputs, listing each failing check and its evidence,
-    and each output whose export failed ({output, error}), so a partial delivery is never unreported."""
+    and each output whose export failed ({output, error}), so a partial delivery is never unreported.
+    `signals` (completion, progress, coverage; from studio.checks.signals, which the caller reads)
+    are reported side by side, never blended."""
     failing_names = {r.split(":")[0] for r in gate.reasons}
     checks = [r.to_dict() for r in gate.reports if r.name in failing_names]
     failed = list(failed or [])
     data = {"at": now(), "exported_with_exceptions": True, "tracks_hash": gate.tracks_hash,
             "outputs": outputs, "failed_exports": failed, "reasons": gate.reasons,
-            "unapproved_states": gate.states, "failing_checks": checks}
+            "unapproved_states": gate.states, "failing_checks": checks, "signals": signals}
     folder = Path(folder)
     jpath, mpath = folder / "delivery-report.json", folder / "delivery-report.md"
     write_atomic(jpath, json.dumps(data, indent=1, sort_keys=True).encode())
     lines = ["# Delivery report", "", "Exported with exceptions: the storyboard states and required checks "
              "below do not pass.", "", f"Outputs: {', '.join(outputs)}", f"Tracks: {gate.tracks_hash}", ""]
+    if signals:
+        comp, prog, cov = signals["completion"], signals["progress"], signals["coverage"]
+        lines += ["## Three signals", "",
+                  f"- Completion: {'yes' if comp['required_checks_pass'] else 'no'} ({comp['text']})",
+                  f"- Progress: {prog['value']:.0%}" + (f" (next: {prog['missing'][0]})" if prog["missing"] else ""),
+                  f"- Coverage: film {cov['film_frames_checked']}/{cov['film_frames']} frames × "
+                  f"{len(cov['film_checks'])} checks; states {cov['states_checked']}/{cov['states']} checked",
+                  *[f"  - not certified: {u}" for u in cov["not_certified"]], ""]
     if failed:
         lines += ["Failed exports:", ""] + [f"- {f['output']}: {f['error']}" for f in failed] + [""]
     if gate.states:

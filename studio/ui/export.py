@@ -125,5 +125,6 @@ def finish_export(project: Project, export: Export) -> str | None:
     outputs = [str(export.video), str(export.blend)]
     if export.gate.ok:
         return f"exported {export.video} and {export.blend}; {checked}"
-    jpath, _ = write_delivery_report(export.folder, export.gate, outputs)
+    from studio.checks.signals import signals
+    jpath, _ = write_delivery_report(export.folder, export.gate, outputs, signals=signals(project).to_dict())
     return f"exported WITH EXCEPTIONS ({'; '.join(export.failing)}); {checked}; delivery report {jpath}"
