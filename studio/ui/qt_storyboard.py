@@ -191,10 +191,12 @@ class QtStoryboard(QWidget):
         lay.addLayout(keys)
         lay.addWidget(self.detail)
         sc = QShortcut(QKeySequence("I"), self)
+        sc.setWhatsThis("Key this frame")
         sc.setContext(Qt.ShortcutContext.WindowShortcut)
         sc.activated.connect(self.key_this_frame)
         for keys, verdict in (("Ctrl+Shift+A", "approve"), ("Ctrl+Shift+R", "reject")):
             sc = QShortcut(QKeySequence(keys), self)
+            sc.setWhatsThis(f"{verdict.capitalize()} the selected key state")
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
             sc.activated.connect(lambda v=verdict: self.review(v))
         self._current_id = ""

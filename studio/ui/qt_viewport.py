@@ -101,6 +101,7 @@ class QtViewport(QWidget):
                                   "the playhead, or both (the key as a blue ghost over the film). V cycles.")
         self.show_mode.currentIndexChanged.connect(lambda _i: self.show_frame())
         cycle = QShortcut(QKeySequence("V"), self)
+        cycle.setWhatsThis("Show the film, the key state, or both")
         cycle.setContext(Qt.ShortcutContext.WindowShortcut)
         cycle.activated.connect(lambda: self.show_mode.setCurrentIndex((self.show_mode.currentIndex() + 1)
                                                                         % len(SHOW_MODES)))
