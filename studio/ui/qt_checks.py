@@ -78,6 +78,7 @@ class QtChecks(QWidget):
         lay.addWidget(self.status)
         lay.addWidget(self.table, 1)
         self.job_progress = JobProgress()
+        self.setMinimumWidth(300)              # check and verdict readable in a docked column
         self.worker: Worker | None = None
         qsession.changed.connect(self.reload)
         playhead.frame_changed.connect(self._on_frame)

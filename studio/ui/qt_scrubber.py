@@ -14,7 +14,8 @@ import time
 
 from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
+                               QVBoxLayout,
                                QWidget)
 
 from .failures import PinFilter, Run, filtered_frames, lanes, pin_shade, pins_text
@@ -219,37 +220,47 @@ class QtScrubber(QWidget):
         self.play_button.setCheckable(True)
         self.play_button.setToolTip("Play / pause (Space); J, K, L shuttle back, stop, forward")
         self.play_button.toggled.connect(playhead.set_playing)
-        self.prev_key_button, self.next_key_button = QPushButton("◀ key"), QPushButton("key ▶")
+        self.prev_key_button, self.next_key_button = QPushButton("◀K"), QPushButton("K▶")
+        self.prev_key_button.setToolTip("Previous key ( [ )")
+        self.next_key_button.setToolTip("Next key ( ] )")
         self.prev_key_button.clicked.connect(lambda: self.goto_key(-1))
         self.next_key_button.clicked.connect(lambda: self.goto_key(+1))
-        self.prev_pin, self.next_pin = QPushButton("◀ fail"), QPushButton("fail ▶")
+        self.prev_pin, self.next_pin = QPushButton("◀F"), QPushButton("F▶")
+        self.prev_pin.setToolTip("Previous failure the filter shows (Ctrl+[)")
+        self.next_pin.setToolTip("Next failure the filter shows (Ctrl+])")
         self.prev_pin.clicked.connect(lambda: self.goto_pin(-1))
         self.next_pin.clicked.connect(lambda: self.goto_pin(+1))
         for b in (self.play_button, self.prev_key_button, self.next_key_button, self.prev_pin, self.next_pin):
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)     # a click must not take the keys from the window
+            b.setMaximumWidth(64 if b is self.play_button else 40)
         self.frame_box = FrameBox()
         self.frame_box.setRange(playhead.first, playhead.last)
         self.frame_box.setValue(playhead.frame)
         self.frame_box.valueChanged.connect(playhead.set_frame)
         self.fps_label = QLabel("")
-        self.fps_label.setMinimumWidth(110)
+        self.fps_label.setMinimumWidth(60)
         self.in_out_label = QLabel("")
         self.lane_filter = QComboBox()
+        self.lane_filter.setToolTip("Which failures the lanes show: all, required only, one check, one body")
         self.lane_filter.addItems(["All failures", "Required only"])
         self.check_filter = QComboBox()
         self.body_filter = QComboBox()
         for combo in (self.lane_filter, self.check_filter, self.body_filter):
             combo.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(5)
             combo.currentIndexChanged.connect(self._filter_chosen)
         self.bar = PinBar(qsession, playhead)
         self.pins_label = QLabel("")
+        for label in (self.fps_label, self.in_out_label, self.pins_label):   # words shrink before the window does
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.pins_label.setMinimumWidth(40)
         controls = QHBoxLayout()       # the controls above, so the bar keeps the whole width of the view
         for wdg in (self.play_button, self.prev_key_button, self.next_key_button, self.prev_pin, self.next_pin,
                     self.frame_box, self.fps_label, self.in_out_label):
             controls.addWidget(wdg)
         controls.addStretch(1)
-        for wdg in (QLabel("Show:"), self.lane_filter, self.check_filter, self.body_filter, self.pins_label):
+        for wdg in (self.lane_filter, self.check_filter, self.body_filter, self.pins_label):
             controls.addWidget(wdg)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)

@@ -20,7 +20,7 @@ import pyvista as pv
 from pyvistaqt import QtInteractor
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
 from studio.scene.meshes import scene_meshes
@@ -36,6 +36,7 @@ ADVISORY_COLOR = (0.66, 0.53, 0.29)      # muted amber: an advisory check fails;
 SELECTED_COLOR = (1.0, 0.9, 0.2)
 TINT = 0.5                                 # how far a failing body's colour moves toward its failure's
 OVERLAP_COLOR = (1.0, 0.12, 0.1)
+PENETRATING_OPACITY = 0.45
 ARROW_MIN = 0.06                           # of the scene's size: a push of a few mm is drawn this long; the label says how far
 BACKGROUND = (0.16, 0.17, 0.19)
 GHOST_COLOR = (0.3, 0.95, 0.4)
@@ -112,10 +113,12 @@ class QtViewport(QWidget):
         bar.addWidget(QLabel("Show:"))
         bar.addWidget(self.show_mode)
         bar.addStretch(1)
-        bar.addWidget(self.caption)
+        self.caption.setWordWrap(True)          # its own line: the figure of a failure is never clipped
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(bar)
+        lay.addWidget(self.caption)
         lay.addWidget(self.plotter.interactor, 1)
         self.actors: dict[str, object] = {}
         self._matrices: dict[str, vtkMatrix4x4] = {}
@@ -242,8 +245,11 @@ class QtViewport(QWidget):
             for b in f.bodies:
                 if b in colors:
                     colors[b] = tint(self._colors[b], FAILURE_COLORS[f.kind] if f.required else ADVISORY_COLOR)
+        # a penetrating pair turns translucent, so its overlap (inside both bodies) can be seen
+        see_through = {b for f in fails if f.kind == "penetration" and f.point is not None for b in f.bodies}
         for name, actor in self.actors.items():
             actor.prop.color = colors[name]
+            actor.prop.opacity = PENETRATING_OPACITY if name in see_through else 1.0
         self.plotter.remove_actor("overlap-marks", render=False)
         marks = overlap_marks(fails, self.scene_size())
         if marks is not None:
