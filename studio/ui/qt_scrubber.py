@@ -150,24 +150,40 @@ class PinBar(QWidget):
                 names_right = x + 3 + width + 6
 
     def _paint_runs(self, p: QPainter) -> None:
-        fm = p.fontMetrics()
+        rects, labels = self._lane_rects(p.fontMetrics())
+        p.setPen(Qt.PenStyle.NoPen)
+        for shade, rs in rects.items():
+            p.setBrush(QColor(shade))
+            p.drawRects(rs)
+        p.setPen(QPen(QColor("#ffffff"), 1))
+        for rect, text in labels:
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+    def _lane_rects(self, fm) -> tuple[dict[str, list[QRect]], list]:
+        """The bars to paint, merged where runs share pixels, kept until runs, range or width change."""
+        runs = self.runs()
+        key = (self._runs_key, self.playhead.first, self.playhead.last, self.width())
+        if key == getattr(self, "_rects_key", None):
+            return self._rects
+        rects: dict[str, list[QRect]] = {}
+        labels = []
         for lane, y in (("required", REQUIRED_Y), ("advisory", ADVISORY_Y)):
-            runs = self.runs()[lane]
-            rects: dict[str, list[QRect]] = {}
-            labels = []
-            for r in runs:
+            last_end: dict[str, int] = {}
+            for r in runs[lane]:
+                shade = pin_shade(r.worst)
                 x0, x1 = int(self.x_of(r.first)) - 1, int(self.x_of(r.last)) + 1
-                rect = QRect(x0, y + 1, max(3, x1 - x0 + 1), LANE_H - 2)
-                rects.setdefault(pin_shade(r.worst), []).append(rect)
-                if r.count > 1 and fm.horizontalAdvance(str(r.count)) + 4 <= rect.width():
-                    labels.append((rect, str(r.count)))
-            p.setPen(Qt.PenStyle.NoPen)
-            for shade, rs in rects.items():
-                p.setBrush(QColor(shade))
-                p.drawRects(rs)
-            p.setPen(QPen(QColor("#ffffff"), 1))
-            for rect, text in labels:
-                p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+                width = max(3, x1 - x0 + 1)
+                mine = rects.setdefault(shade, [])
+                if mine and last_end.get(shade, -10) >= x0 - 1 and mine[-1].y() == y + 1:
+                    prev = mine[-1]                 # touches the previous bar: widen it
+                    mine[-1] = QRect(prev.x(), prev.y(), max(prev.right(), x0 + width - 1) - prev.x() + 1, prev.height())
+                else:
+                    mine.append(QRect(x0, y + 1, width, LANE_H - 2))
+                last_end[shade] = mine[-1].right()
+                if r.count > 1 and fm.horizontalAdvance(str(r.count)) + 4 <= width:
+                    labels.append((QRect(x0, y + 1, width, LANE_H - 2), str(r.count)))
+        self._rects_key, self._rects = key, (rects, labels)
+        return self._rects
 
     def mousePressEvent(self, e) -> None:
         x, y = e.position().x(), e.position().y()
