@@ -84,3 +84,13 @@ def test_consecutive_frames_are_one_run_per_lane_and_the_filter_narrows_them():
 def test_five_thousand_failing_frames_make_one_run():
     at = by_frame([fail(f, "NoPenetration", True) for f in range(1001, 6001)])
     assert [(r.first, r.last, r.count) for r in lanes(at)["required"]] == [(1001, 6000, 5000)]
+
+
+def test_the_export_refusal_names_the_failing_frames_and_the_next_step():
+    from studio.ui.failures import refusal_text
+    fs = [fail(f, "NoPenetration", True) for f in (*range(1010, 1031), 1040)]
+    fs += [fail(1012, "JointLimits", True), fail(1050, "ContactSlip", False)]
+    text = refusal_text(fs)
+    assert "• NoPenetration fails on frames 1010–1030, 1040 (22 frames)" in text
+    assert "• JointLimits fails on frame 1012 (1 frame)" in text and "ContactSlip" not in text
+    assert "Next: go to frame 1010" in text and "Verify" in text

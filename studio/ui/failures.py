@@ -251,3 +251,31 @@ def lanes(failures_at: dict[int, list[Failure]], pin_filter: PinFilter = PinFilt
 def filtered_frames(failures_at: dict[int, list[Failure]], pin_filter: PinFilter) -> list[int]:
     """Frames with a failure the filter shows (previous/next failure steps through these)."""
     return sorted(f for f, fails in failures_at.items() if any(pin_filter.accepts(x) for x in fails))
+
+
+def frame_spans(frames) -> str:
+    """'1010–1030, 1040' for a set of frames (at most six spans named)."""
+    frames = sorted(set(frames))
+    spans: list[list[int]] = []
+    for f in frames:
+        if spans and f == spans[-1][1] + 1:
+            spans[-1][1] = f
+        else:
+            spans.append([f, f])
+    words = [f"{a}–{b}" if a != b else f"{a}" for a, b in spans[:6]]
+    return ", ".join(words) + (f" and {len(spans) - 6} more" if len(spans) > 6 else "")
+
+
+def refusal_text(failures: list[Failure]) -> str:
+    """Why an export is refused, frame by frame, and what to do next."""
+    by_check: dict[str, set[int]] = {}
+    for f in failures:
+        if f.required and f.target == "film":
+            by_check.setdefault(f.check, set()).add(f.frame)
+    lines = [f"• {check} fails on frame{'s' if len(frames) != 1 else ''} {frame_spans(frames)} "
+             f"({len(frames)} frame{'s' if len(frames) != 1 else ''})" for check, frames in sorted(by_check.items())]
+    first = min((min(v) for v in by_check.values()), default=None)
+    step = (f"Next: go to frame {first} (Ctrl+] steps through the failures), fix it in Repair review or by "
+            f"editing the keys either side, then Verify and export again." if first is not None else
+            "Next: Verify the film, then export again.")
+    return "\n".join(lines + ["", step])
