@@ -175,3 +175,27 @@ def test_the_layout_is_kept_per_user_and_reset_restores_it(verified, qtbot, tmp_
     w2.reset_layout_action.trigger()
     assert plan2.isVisible()
     w2.close()
+
+
+def test_onion_skin_and_trail_follow_the_selected_body(verified, shots):
+    w = verified
+    vp = w.viewport
+    w.playhead.set_frame(1025)
+    w.playhead.select(["crate"])
+    assert "look-grid" in vp.plotter.actors                            # on by default
+    vp.look.onion.setChecked(True)
+    vp.look.trails.setChecked(True)
+    assert vp.look.onion_frames == sorted(("crate", off) for off in (-6, -4, -2, 2, 4, 6))
+    ghost = vp.look._onion[("crate", -2)][1]
+    assert ghost.GetElement(0, 3) == pytest.approx(w.session.world_at(1023)["crate"][0, 3])
+    trail = vp.plotter.actors["look-trails"].mapper.dataset
+    assert trail.n_points == 49                                        # the whole 49-frame film, within 2 s
+    vp.screenshot(shots / "onion-skin.png")
+    w.playhead.set_frame(1003)                                         # near the start: only the later ghosts
+    assert [off for _b, off in vp.look.onion_frames] == [-2, 2, 4, 6]
+    vp.look.xray.setChecked(True)
+    assert vp.actors["floor"].prop.opacity < 0.5
+    vp.look.xray.setChecked(False)
+    assert vp.actors["floor"].prop.opacity == 1.0
+    w.playhead.select([])
+    assert vp.look.onion_frames == [] and "look-trails" not in vp.plotter.actors

@@ -26,6 +26,7 @@ from vtkmodules.vtkCommonMath import vtkMatrix4x4
 from studio.scene.meshes import scene_meshes
 
 from .playhead import Playhead
+from .qt_look import ViewportLook
 from .qt_pick import BodyPicker
 from .qt_session import QtSession
 from .worker import Worker
@@ -112,6 +113,9 @@ class QtViewport(QWidget):
         bar.addWidget(self.camera_mode)
         bar.addWidget(QLabel("Show:"))
         bar.addWidget(self.show_mode)
+        self.look = ViewportLook(self)
+        for box in self.look.boxes:
+            bar.addWidget(box)
         bar.addStretch(1)
         self.caption.setWordWrap(True)          # its own line: the figure of a failure is never clipped
         self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -154,6 +158,7 @@ class QtViewport(QWidget):
         for ghost, _m in self._key_ghosts.values():
             self.plotter.remove_actor(ghost, render=False)
         self._key_ghosts.clear()
+        self.look.clear()
         self.clear_ghost()
         self._matrices.clear()
         self._colors.clear()
@@ -198,6 +203,7 @@ class QtViewport(QWidget):
                 m.DeepCopy(w.ravel())
         self._draw_key_ghost(world)
         self._draw_failures()
+        self.look.update()
         self._apply_camera()
         self._caption()
         self.plotter.render()
@@ -213,6 +219,7 @@ class QtViewport(QWidget):
 
     def _on_selection(self, _bodies) -> None:
         self._draw_failures(force=True)
+        self.look.update()
         self._caption()
         self.plotter.render()
 
@@ -231,7 +238,7 @@ class QtViewport(QWidget):
 
     def _draw_failures(self, force: bool = False) -> None:
         fails = self.session.failures_at.get(self.playhead.frame, [])
-        key = (tuple(fails), self.playhead.selected)
+        key = (tuple(fails), self.playhead.selected, self.look.xray.isChecked())
         if key == self._drawn_failures and not force:
             return
         self._drawn_failures = key
