@@ -217,6 +217,7 @@ class MainWindow(QMainWindow):
                 sides.setdefault(area, []).append(self._dock(title, panel, area))
         for docks in sides.values():           # one column of tabs per side: readable at 1280x720
             tabify_side(self, docks)
+        self.resizeDocks([board], [250], Qt.Orientation.Vertical)   # the viewport keeps most of the height
         self._default_state = self.saveState(LAYOUT_VERSION)
         restore_layout(self)
         if "Pose" in self.panels:

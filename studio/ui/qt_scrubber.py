@@ -131,23 +131,25 @@ class PinBar(QWidget):
     def _paint_ruler(self, p: QPainter, w: int) -> None:
         ph = self.playhead
         fm = p.fontMetrics()
-        step = ruler_step(ph.last - ph.first + 1, w - 2 * MARGIN, fm.horizontalAdvance("00000") + 12)
-        p.setPen(QPen(QColor("#6b7078"), 1))
-        start = (ph.first + step - 1) // step * step
-        for f in range(start, ph.last + 1, step):
-            x = int(self.x_of(f))
-            p.drawLine(x, RULER_H - 5, x, RULER_H)
-            p.drawText(x + 2, RULER_H - 6, str(f))
-        p.setPen(QPen(QColor("#8fc1ff"), 1))      # key states: a tall tick and the key's name
-        names_right = -1
+        p.setPen(QPen(QColor("#8fc1ff"), 1))      # key states first: a tall tick and the key's name
+        names_right, taken = -1, []
         for s in self.session.states:
             x = int(self.x_of(s.frame))
             p.drawLine(x, 0, x, BAR_H)
             width = fm.horizontalAdvance(s.id)
             if x + 3 > names_right and x + 3 + width < w:
-                p.fillRect(QRect(x + 1, 1, width + 4, fm.height() - 2), QColor("#1d1f22"))
                 p.drawText(x + 3, fm.ascent(), s.id)
                 names_right = x + 3 + width + 6
+                taken.append((x, names_right))
+        step = ruler_step(ph.last - ph.first + 1, w - 2 * MARGIN, fm.horizontalAdvance("00000") + 12)
+        p.setPen(QPen(QColor("#6b7078"), 1))      # frame numbers where no key's name sits
+        start = (ph.first + step - 1) // step * step
+        for f in range(start, ph.last + 1, step):
+            x = int(self.x_of(f))
+            p.drawLine(x, RULER_H - 5, x, RULER_H)
+            right = x + 2 + fm.horizontalAdvance(str(f))
+            if not any(a - 2 <= right and x <= b for a, b in taken):
+                p.drawText(x + 2, RULER_H - 6, str(f))
 
     def _paint_runs(self, p: QPainter) -> None:
         rects, labels = self._lane_rects(p.fontMetrics())
@@ -268,15 +270,15 @@ class QtScrubber(QWidget):
             combo.currentIndexChanged.connect(self._filter_chosen)
         self.bar = PinBar(qsession, playhead)
         self.pins_label = QLabel("")
-        for label in (self.fps_label, self.in_out_label, self.pins_label):   # words shrink before the window does
-            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # the count shrinks (clipped) before the window grows; its full text is its tooltip and the status bar's
+        self.pins_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.pins_label.setMinimumWidth(40)
         controls = QHBoxLayout()       # the controls above, so the bar keeps the whole width of the view
         for wdg in (self.play_button, self.prev_key_button, self.next_key_button, self.prev_pin, self.next_pin,
                     self.frame_box, self.fps_label, self.in_out_label):
             controls.addWidget(wdg)
-        controls.addStretch(1)
-        for wdg in (self.lane_filter, self.check_filter, self.body_filter, self.pins_label):
+        controls.addWidget(self.pins_label, 1)
+        for wdg in (self.lane_filter, self.check_filter, self.body_filter):
             controls.addWidget(wdg)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
@@ -347,6 +349,7 @@ class QtScrubber(QWidget):
             combo.blockSignals(False)
         self._filter_chosen()
         self.pins_label.setText(pins_text(self.session.failures_at))
+        self.pins_label.setToolTip(self.pins_label.text())
 
     def _filter_chosen(self, *_args) -> None:
         self.playhead.set_filter(PinFilter(
