@@ -95,7 +95,9 @@ def run(spec: dict) -> dict[str, str]:
     meshes = {name: in_job(spec, rel) for name, rel in spec.get("meshes", {}).items()}
     objects = sfi.build_scene(spec["scene"], meshes)
     sfi.set_render(spec.get("engine", "BLENDER_WORKBENCH"), spec["resolution"], spec.get("samples", 16),
-                   str(spec.get("antialias", "8")))
+                   str(spec.get("antialias", "8")), str(spec.get("look", "flat")))
+    if spec.get("threads"):                 # e.g. 1: a benchmark's one-core figure, or a farm slot's share
+        sfi.set_threads(int(spec["threads"]))
     emit("build", message=f"{len(objects)} objects", engine=bpy_engine())
     start, end = int(spec["frame_start"]), int(spec.get("frame_end", spec["frame_start"]))
     if spec.get("tracks"):

@@ -88,7 +88,7 @@ def base_spec(project: Project, kind: str, job_dir: Path, scene: Scene, engine: 
     return {"version": SPEC_VERSION, "kind": kind, "scene": scene.to_dict(),
             "meshes": write_meshes(project, scene, job_dir), "fps": project.fps,
             "frame_start": project.frame_start, "frame_end": project.frame_start,
-            "engine": engine, "samples": 16, "expected": [], "deliver": {}}
+            "engine": engine, "samples": 16, "expected": [], "deliver": {}, "look": "studio"}
 
 
 def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = None,
