@@ -104,7 +104,12 @@ def run(spec: dict) -> dict[str, str]:
         path = in_job(spec, spec["tracks"])
         if not os.path.isfile(path):
             raise SpecError(f"spec tracks: file {path} is missing")
-        start, end = keyframes.apply_tracks(objects, spec["scene"], path)
+        first, last = keyframes.apply_tracks(objects, spec["scene"], path)
+        # the spec's range is an in/out range within the tracks (the whole of them unless narrowed)
+        start, end = max(start, first), min(end, last)
+        if start > end:
+            raise SpecError(f"spec frame_start..frame_end: {spec['frame_start']}..{spec.get('frame_end')} is "
+                            f"outside the tracks' frames {first}..{last}")
     sfi.set_frame_range(spec["fps"], start, end)
     cams = [c["name"] for c in spec["scene"].get("cameras", [])]
     if not cams:
