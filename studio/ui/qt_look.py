@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyvista as pv
-from PySide6.QtWidgets import QCheckBox
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QToolButton
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
 ONION_OFFSETS = (-6, -4, -2, 2, 4, 6)       # frames either side
@@ -28,25 +29,34 @@ class ViewportLook:
 
     def __init__(self, viewport):
         self.vp = viewport
-        self.grid = QCheckBox("Grid")
-        self.shadows = QCheckBox("Shadows")
-        self.xray = QCheckBox("X-ray")
-        self.onion = QCheckBox("Onion skin")
-        self.trails = QCheckBox("Trails")
+        self.button = QToolButton()              # "Look ▾": one narrow button on the viewport's bar
+        self.button.setText("Look")
+        self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.button)
+        self.button.setMenu(menu)
+        self.grid, self.shadows, self.xray, self.onion, self.trails = (
+            self._toggle(menu, text, tip) for text, tip in (
+                ("Grid", "A ground grid under the scene (1 m squares)"),
+                ("Shadows", "Shadows from the key light (costly on a software GL)"),
+                ("X-ray", "See through every body"),
+                ("Onion skin", "The selected bodies a few frames before (warm) and after (cool), fading"),
+                ("Trails", "The path of each selected body over two seconds either side")))
         self.grid.setChecked(True)
-        self.grid.setToolTip("A ground grid under the scene (1 m squares)")
-        self.shadows.setToolTip("Shadows from the key light (costly on a software GL)")
-        self.xray.setToolTip("See through every body")
-        self.onion.setToolTip("The selected bodies a few frames before (warm) and after (cool), fading")
-        self.trails.setToolTip("The path of each selected body over two seconds either side")
         for box in self.boxes:
             box.toggled.connect(lambda _on: self.vp.show_frame())
         self.shadows.toggled.connect(self._shadows)
         self._onion: dict[tuple[str, int], tuple[object, vtkMatrix4x4]] = {}
         self._grid_key = None
 
+    @staticmethod
+    def _toggle(menu: QMenu, text: str, tip: str) -> QAction:
+        act = menu.addAction(text)
+        act.setCheckable(True)
+        act.setToolTip(tip)
+        return act
+
     @property
-    def boxes(self) -> tuple[QCheckBox, ...]:
+    def boxes(self) -> tuple[QAction, ...]:
         return (self.grid, self.shadows, self.xray, self.onion, self.trails)
 
     # ---- per frame -------------------------------------------------------

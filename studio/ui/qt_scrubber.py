@@ -11,12 +11,12 @@ failures (a film failing on 5,000 frames scrubs as freely as a clean one)."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSpinBox,
-                               QVBoxLayout,
-                               QWidget)
+from PySide6.QtGui import QActionGroup, QColor, QPainter, QPen
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QSpinBox, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from .failures import PinFilter, Run, filtered_frames, lanes, pin_shade, pins_text
 from .playhead import PlaybackClock, Playhead, neighbour
@@ -258,16 +258,12 @@ class QtScrubber(QWidget):
         self.fps_label = QLabel("")
         self.fps_label.setMinimumWidth(60)
         self.in_out_label = QLabel("")
-        self.lane_filter = QComboBox()
-        self.lane_filter.setToolTip("Which failures the lanes show: all, required only, one check, one body")
-        self.lane_filter.addItems(["All failures", "Required only"])
-        self.check_filter = QComboBox()
-        self.body_filter = QComboBox()
-        for combo in (self.lane_filter, self.check_filter, self.body_filter):
-            combo.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(5)
-            combo.currentIndexChanged.connect(self._filter_chosen)
+        self.filter_button = QToolButton()       # one button with a menu: narrow enough for 1280x720
+        self.filter_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.filter_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.filter_menu = QMenu(self.filter_button)
+        self.filter_button.setMenu(self.filter_menu)
+        self.filter_button.setMaximumWidth(190)
         self.bar = PinBar(qsession, playhead)
         self.pins_label = QLabel("")
         # the count shrinks (clipped) before the window grows; its full text is its tooltip and the status bar's
@@ -278,8 +274,7 @@ class QtScrubber(QWidget):
                     self.frame_box, self.fps_label, self.in_out_label):
             controls.addWidget(wdg)
         controls.addWidget(self.pins_label, 1)
-        for wdg in (self.lane_filter, self.check_filter, self.body_filter):
-            controls.addWidget(wdg)
+        controls.addWidget(self.filter_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(2)
@@ -296,6 +291,7 @@ class QtScrubber(QWidget):
         qsession.changed.connect(self._on_changed)
         self._on_changed()
         self._on_playing(playhead.playing)
+        playhead.filter_changed.connect(lambda _f: self._show_filter())
 
     def _on_frame(self, frame: int) -> None:
         if self.frame_box.value() != frame:
@@ -335,33 +331,46 @@ class QtScrubber(QWidget):
         self.in_out_label.setText(f"in/out {in_out[0]}–{in_out[1]}" if in_out else "")
 
     def _on_changed(self) -> None:
-        """New failures: refill the filter's choices (keeping the chosen ones) and the count."""
-        checks = sorted({f.check for f in self.session.failures})
-        bodies = sorted({b for f in self.session.failures for b in f.bodies})
-        for combo, everything, items in ((self.check_filter, "every check", checks),
-                                         (self.body_filter, "every body", bodies)):
-            keep = combo.currentText()
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItem(everything)
-            combo.addItems(items)
-            combo.setCurrentIndex(max(0, combo.findText(keep)))
-            combo.blockSignals(False)
-        self._filter_chosen()
+        """New failures: the filter menu offers their checks and bodies; the count follows."""
+        self._fill_filter_menu()
         self.pins_label.setText(pins_text(self.session.failures_at))
         self.pins_label.setToolTip(self.pins_label.text())
 
-    def _filter_chosen(self, *_args) -> None:
-        self.playhead.set_filter(PinFilter(
-            required_only=self.lane_filter.currentIndex() == 1,
-            check=self.check_filter.currentText() if self.check_filter.currentIndex() > 0 else "",
-            body=self.body_filter.currentText() if self.body_filter.currentIndex() > 0 else ""))
+    def _fill_filter_menu(self) -> None:
+        cur = self.playhead.pin_filter
+        checks = sorted({f.check for f in self.session.failures})
+        bodies = sorted({b for f in self.session.failures for b in f.bodies})
+        menu = self.filter_menu
+        menu.clear()
+        for title, field, choices in (("Lanes", "required_only", [(False, "All failures"), (True, "Required only")]),
+                                      ("Check", "check", [("", "every check")] + [(c, c) for c in checks]),
+                                      ("Body", "body", [("", "every body")] + [(b, b) for b in bodies])):
+            menu.addSection(title)
+            group = QActionGroup(menu)
+            for value, text in choices:
+                act = menu.addAction(text)
+                act.setCheckable(True)
+                act.setChecked(getattr(cur, field) == value)
+                group.addAction(act)
+                act.triggered.connect(lambda _c=False, f=field, v=value: self._choose(f, v))
+        if cur.check and cur.check not in checks or cur.body and cur.body not in bodies:
+            self.set_filter(cur.required_only, cur.check if cur.check in checks else "",
+                            cur.body if cur.body in bodies else "")
+        self._show_filter()
+
+    def _choose(self, field: str, value) -> None:
+        self.playhead.set_filter(replace(self.playhead.pin_filter, **{field: value}))
+        self._fill_filter_menu()
+
+    def _show_filter(self) -> None:
+        text = f"Show: {self.playhead.pin_filter}"
+        self.filter_button.setText(text if len(text) <= 24 else text[:23] + "…")
+        self.filter_button.setToolTip(f"{text} (the lanes, the count of runs and previous/next failure follow it)")
 
     def set_filter(self, required_only: bool = False, check: str = "", body: str = "") -> None:
-        """Choose the filter as the person would, through the combo boxes."""
-        self.lane_filter.setCurrentIndex(1 if required_only else 0)
-        self.check_filter.setCurrentIndex(max(0, self.check_filter.findText(check)) if check else 0)
-        self.body_filter.setCurrentIndex(max(0, self.body_filter.findText(body)) if body else 0)
+        """Choose what the lanes show, as the filter menu does."""
+        self.playhead.set_filter(PinFilter(required_only, check, body))
+        self._show_filter()
 
     def goto_pin(self, direction: int) -> bool:
         frames = filtered_frames(self.session.failures_at, self.playhead.pin_filter)

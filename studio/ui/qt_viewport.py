@@ -114,8 +114,7 @@ class QtViewport(QWidget):
         bar.addWidget(QLabel("Show:"))
         bar.addWidget(self.show_mode)
         self.look = ViewportLook(self)
-        for box in self.look.boxes:
-            bar.addWidget(box)
+        bar.addWidget(self.look.button)
         bar.addStretch(1)
         self.caption.setWordWrap(True)          # its own line: the figure of a failure is never clipped
         self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
