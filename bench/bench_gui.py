@@ -95,11 +95,11 @@ def big_scene_project(path: Path, bodies: int = 20, subdivisions: int = 4) -> in
     from studio.timeline.film import save_segment
     from studio.timeline.storyboard import State, put_state
     project = Project.create(path)
-    (path / "meshes").mkdir()
+    (path / "assets" / "meshes").mkdir(parents=True, exist_ok=True)
     ball = trimesh.creation.icosphere(subdivisions=subdivisions, radius=0.2)
-    ball.export(path / "meshes" / "ball.stl")
+    ball.export(path / "assets" / "meshes" / "ball.stl")
     scene = Scene.from_dict({"name": "balls", "bodies": [
-        {"name": f"ball{i}", "geometry": {"source": "mesh", "path": "meshes/ball.stl"}} for i in range(bodies)],
+        {"name": f"ball{i}", "geometry": {"source": "mesh", "path": "assets/meshes/ball.stl"}} for i in range(bodies)],
         "cameras": [{"name": "cam", "position": [0, -9, 4], "target": [0, 0, 0.5]}]})
     save_scene(project, scene)
     n = 1440
