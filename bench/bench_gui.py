@@ -6,7 +6,9 @@ cold start against a bare QApplication + empty window; scrubbing (actor user
 matrices) against re-uploading every mesh's transformed vertices per frame.
 Cold starts run with compiled bytecode (kept in a private cache), as an
 installed studio has. Needs a display; without one it re-runs itself under xvfb-run.
-Run: .venv/bin/python bench/bench_gui.py
+Playback: the doorway at 1280x720 by the wall clock (frames dropped) against one
+frame per timer tick; a timeline failing on 5,000 frames against one with none.
+Run: .venv/bin/python bench/bench_gui.py  (only the new figures: --playback)
 """
 from __future__ import annotations
 
@@ -93,11 +95,11 @@ def big_scene_project(path: Path, bodies: int = 20, subdivisions: int = 4) -> in
     from studio.timeline.film import save_segment
     from studio.timeline.storyboard import State, put_state
     project = Project.create(path)
-    (path / "meshes").mkdir()
+    (path / "assets" / "meshes").mkdir(parents=True, exist_ok=True)
     ball = trimesh.creation.icosphere(subdivisions=subdivisions, radius=0.2)
-    ball.export(path / "meshes" / "ball.stl")
+    ball.export(path / "assets" / "meshes" / "ball.stl")
     scene = Scene.from_dict({"name": "balls", "bodies": [
-        {"name": f"ball{i}", "geometry": {"source": "mesh", "path": "meshes/ball.stl"}} for i in range(bodies)],
+        {"name": f"ball{i}", "geometry": {"source": "mesh", "path": "assets/meshes/ball.stl"}} for i in range(bodies)],
         "cameras": [{"name": "cam", "position": [0, -9, 4], "target": [0, 0, 0.5]}]})
     save_scene(project, scene)
     n = 1440
@@ -208,6 +210,150 @@ def timeline(path: Path, states: int = 200, frames: int = 1440) -> None:
     w.close()
 
 
+def playback(path: Path, seconds: float = 4.0) -> None:
+    """The doorway at 1280x720 played for a few seconds by the wall clock (frames dropped when
+    a frame is late), beside the old way: one frame per timer tick, which slows the film."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    app = QApplication.instance() or QApplication([])
+    w = MainWindow(Session.open(path))
+    w.resize(1280, 720)
+    w.show()
+    deadline = time.time() + 60
+    while not w.viewport.actors and time.time() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    w.session.film_world()
+    ph = w.playhead
+
+    def run(start) -> tuple[float, int]:
+        ph.set_frame(ph.first)
+        app.processEvents()
+        t0 = time.perf_counter()
+        start()
+        while time.perf_counter() - t0 < seconds:
+            app.processEvents()
+        elapsed = time.perf_counter() - t0
+        return elapsed, ph.frame - ph.first
+
+    elapsed, advanced = run(lambda: ph.set_playing(True))
+    ph.set_playing(False)
+    clock = w.scrubber.clock
+    shown, dropped = clock.shown, clock.dropped
+    old = QTimer()                                 # baseline: step one frame each 1/fps tick
+    old.timeout.connect(lambda: ph.step(1))
+    b_elapsed, b_advanced = run(lambda: old.start(round(1000 / ph.fps)))
+    old.stop()
+    print(f"playback, doorway at 1280x720 on software GL, {seconds:.0f} s at {ph.fps} fps: film advanced "
+          f"{advanced / elapsed:.1f} frames/s of wall time ({shown} drawn, {dropped} dropped, "
+          f"{shown / elapsed:.1f} drawn/s); one-frame-per-tick baseline advanced {b_advanced / b_elapsed:.1f} "
+          f"frames/s (film time kept {advanced / elapsed / ph.fps:.0%} vs {b_advanced / b_elapsed / ph.fps:.0%})")
+    w.close()
+
+
+def look_cost(path: Path, frames: int = 120) -> None:
+    """Scrubbing the 100k-triangle scene with the viewport's look toggles, against all of them off."""
+    from PySide6.QtWidgets import QApplication
+
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    app = QApplication.instance() or QApplication([])
+    w = MainWindow(Session.open(path))
+    w.resize(1280, 720)
+    w.show()
+    deadline = time.time() + 60
+    while not w.viewport.actors and time.time() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    w.session.film_world()
+    vp, ph, look = w.viewport, w.playhead, w.viewport.look
+
+    def rate(grid=False, shadows=False, onion=False, trails=False, xray=False) -> float:
+        for box, on in ((look.grid, grid), (look.shadows, shadows), (look.onion, onion), (look.trails, trails),
+                        (look.xray, xray)):
+            box.setChecked(on)
+        ph.select(["ball0"] if onion or trails else [])
+        ph.set_frame(1001)
+        app.processEvents()
+        t0 = time.perf_counter()
+        for f in range(1001, 1001 + frames):
+            ph.set_frame(f)
+        return frames / (time.perf_counter() - t0)
+
+    configs = {"all off": {}, "grid (default)": {"grid": True},
+               "grid + onion skin + trail on one body": {"grid": True, "onion": True, "trails": True},
+               "x-ray": {"xray": True}, "shadows": {"shadows": True}}
+    best = {name: 0.0 for name in configs}
+    rate()                                          # warm: first renders compile shaders
+    for _round in range(3):                         # best of three, alternated, so load swings hit all alike
+        for name, kw in configs.items():
+            best[name] = max(best[name], rate(**kw))
+    base = best.pop("all off")
+    figures = list(best.items())
+    print(f"viewport look, scrubbing 102,400 triangles at 1280x720 ({frames} frames, best of 3): "
+          f"all off {base:.0f} frames/s; "
+          + "; ".join(f"{name} {r:.0f} frames/s (ratio {r / base:.2f})" for name, r in figures))
+    w.close()
+
+
+def many_failures(path: Path, frames: int = 5000) -> None:
+    """A film failing on 5,000 frames (runs of required and advisory failures): the bar's repaint
+    and a frame change, beside the same timeline with no failure at all."""
+    from PySide6.QtWidgets import QApplication
+
+    from studio.store.project import Project
+    from studio.store.reports import Report, save_reports
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
+    from ui_scenes import add_boxes
+    project = Project.create(path)
+    add_boxes(project, states=2)
+    from studio.timeline.storyboard import State, list_states, put_state
+    from studio.scene.io import load_scene
+    s = list_states(project)[-1]
+    put_state(project, load_scene(project), State("end", 1000 + frames, s.pose, shot="wide"))
+    project.close()
+    app = QApplication.instance() or QApplication([])
+
+    def measure(with_failures: bool) -> tuple[float, float]:
+        if with_failures:
+            with Project.open(path) as p:
+                save_reports(p, "film", [
+                    Report("NoPenetration", "fail", [{"frame": 1001 + i, "a": "crate", "b": "post", "depth_m": 0.01,
+                                                      "point": [1, 1, 0.2]} for i in range(frames) if i % 7 != 0]),
+                    Report("ContactSlip", "fail", [{"frame": 1001 + i, "body": "crate", "support": "floor",
+                                                    "slip_m": 0.003} for i in range(frames) if i % 3 != 0])],
+                    checked_hash="x")
+        w = MainWindow(Session.open(path))
+        w.resize(1280, 720)
+        w.show()
+        for _ in range(20):
+            app.processEvents()
+        assert (len(w.session.failures_at) > 0.9 * frames) == with_failures
+        bar, n = w.scrubber.bar, 30
+        bar.grab()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            bar.grab()
+        t_bar = (time.perf_counter() - t0) / n
+        t0 = time.perf_counter()
+        for i in range(n):
+            w.playhead.set_frame(1001 + 150 * i)
+            app.processEvents()
+        t_frame = (time.perf_counter() - t0) / n
+        w.close()
+        return t_bar, t_frame
+
+    base_bar, base_frame = measure(False)
+    bar, frame = measure(True)
+    print(f"timeline with {frames:,} failing frames: bar repaint {bar * 1000:.1f} ms (no failures "
+          f"{base_bar * 1000:.1f} ms, ratio {bar / base_bar:.1f}x); frame change with repaint {frame * 1000:.1f} ms "
+          f"(no failures {base_frame * 1000:.1f} ms, ratio {frame / base_frame:.1f}x)  [budget 33 ms]")
+
+
 def main() -> None:
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
         os.execvp("xvfb-run", ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", sys.executable, *sys.argv])
@@ -215,11 +361,21 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-gui-"))
     try:
         from studio.examples.pipeline import replay_stages
+        if "--playback" in sys.argv:
+            replay_stages("doorway", tmp / "doorway").close()     # the whole film: states and baked motion
+            playback(tmp / "doorway")
+            many_failures(tmp / "failures")
+            big_scene_project(tmp / "balls")
+            look_cost(tmp / "balls")
+            return
         replay_stages("doorway", tmp / "doorway", ("scene",)).close()
         cold_start(tmp / "doorway", tmp / "pycache")
         tri = big_scene_project(tmp / "balls")
         scrubbing(tmp / "balls", tri)
         timeline(tmp / "timeline")
+        playback(tmp / "doorway")
+        many_failures(tmp / "failures")
+        look_cost(tmp / "balls")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -83,6 +83,17 @@ def test_preview_is_an_h264_mp4_with_the_projects_frames_rate_and_size(film):
     assert np.abs(frames[0].astype(int) - frames[-1].astype(int)).mean() > 1.0   # the arm moved
 
 
+def test_a_preview_of_an_in_out_range_holds_only_those_frames(film):
+    path, _, _ = film
+    assert main(["render", str(path), "--preview", "--frames", "1003..1005", "--quiet"]) == 0
+    codec, fps, w, h, frames = read_video(path / "renders" / "preview.mp4")
+    assert (codec, w, h, len(frames)) == ("h264", 64, 36, 3)
+    with Project.open(path) as p:
+        job = queue.list_jobs(p)[-1]
+        assert sorted(job.outputs) == ["frames/001003.png", "frames/001004.png", "frames/001005.png",
+                                       "out/preview.mp4"]
+
+
 def test_export_blend_reopens_with_the_scene_and_pose_at_every_storyboard_frame(film, tmp_path):
     path, scene, tracks = film
     blend, video = tmp_path / "deliver" / "film.blend", tmp_path / "deliver" / "film.mp4"

@@ -269,3 +269,24 @@ def test_farm_submit_waits_for_a_head_that_has_just_started():
         client.close()
         server.shutdown()
         server.server_close()
+
+
+def test_a_render_range_outside_the_film_is_refused_naming_the_film(tmp_project):
+    film_project(tmp_project, n_frames=6)                     # baked 1001..1006
+    with pytest.raises(specs.SpecProblem, match=r"frames 1004\.\.1010 are outside .*within 1001\.\.1006"):
+        queue.submit(tmp_project, "preview", lambda d: specs.video_spec(tmp_project, d, frame_range=(1004, 1010)))
+    assert queue.list_jobs(tmp_project) == []
+    job = queue.submit(tmp_project, "preview", lambda d: specs.video_spec(tmp_project, d, frame_range=(1002, 1004)))
+    spec = json.loads((queue.job_dir(tmp_project, job.id) / "spec.json").read_text())
+    assert (spec["frame_start"], spec["frame_end"]) == (1002, 1004)
+    assert spec["expected"] == [f"frames/{f:06d}.png" for f in (1002, 1003, 1004)] + ["out/preview.mp4"]
+
+
+def test_the_cli_refuses_a_render_range_outside_the_film(tmp_project):
+    import subprocess
+    import sys
+    film_project(tmp_project, n_frames=6)
+    r = subprocess.run([sys.executable, "-m", "studio", "render", str(tmp_project.path), "--preview",
+                        "--frames", "990..1003"], capture_output=True, text=True, timeout=120)
+    assert r.returncode in (1, 2) and "within 1001..1006" in (r.stdout + r.stderr)
+    assert "Traceback" not in r.stderr

@@ -5,6 +5,7 @@ import os
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPixmap
 
 from studio.jobs import queue
 from studio.ui.main_window import MainWindow
@@ -50,6 +51,14 @@ def test_cancel_a_running_job_then_resume_it_to_the_end(qtbot, tmp_project):
     assert job.state == "succeeded", job.error
     qtbot.waitUntil(lambda: all(c.still for c in w.session.cards), timeout=5000)
     assert w.storyboard.model.still(w.session.cards[0]) is not None
+    # hovering a card shows its still enlarged; a double-click opens it at full size
+    idx = w.storyboard.model.index(0)
+    assert '<img src="file://' in idx.data(Qt.ItemDataRole.ToolTipRole)
+    w.storyboard.enlarge(idx)
+    big = w.storyboard.enlarged
+    full = QPixmap(str(w.storyboard.model.still_path(w.session.cards[0])))
+    assert big.pixmap.size() == full.size() and big.pixmap.width() > 176
+    big.close()
     qtbot.waitUntil(lambda: jobs.outputs.count() == 3, timeout=5000)
     assert jobs.outputs.currentData().endswith(".png") and os.path.exists(jobs.outputs.currentData())
 

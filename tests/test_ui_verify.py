@@ -55,7 +55,7 @@ def test_verify_puts_pins_on_the_failing_frames_and_a_pin_lands_there(qtbot, tmp
     bar = w.scrubber.bar
     bar.jump_to_pin(first)
     assert w.playhead.frame == first and "arm" in w.playhead.selected
-    assert w.viewport.body_color("arm") == pytest.approx(FAILURE_COLORS["joint"], abs=0.01)
+    assert w.viewport.body_color("arm") == pytest.approx(w.viewport.failure_color("arm", "joint"), abs=0.01)
     m = w.viewport._matrices["crate"]
     assert np.isclose(m.GetElement(0, 3), crate_x(first - 1001))
     rows = {(r[0], r[1]): r[3] for r in checks.rows()}

@@ -147,6 +147,26 @@ def add_lights(col) -> None:
     bpy.context.scene.world = world
 
 
+def set_threads(n: int) -> None:
+    r = bpy.context.scene.render
+    r.threads_mode = "FIXED"
+    r.threads = max(1, n)
+
+
+def add_studio_lights() -> None:
+    """Fill and rim beside the key sun, and a world bright enough to lift the shadows."""
+    col = bpy.context.scene.collection
+    for name, energy, rotation in (("Fill", 1.0, (0.9, 0.0, -1.9)), ("Rim", 2.0, (-0.9, 0.0, 2.6))):
+        light = bpy.data.lights.new(name, "SUN")
+        light.energy = energy
+        ob = bpy.data.objects.new(name, light)
+        ob.rotation_euler = rotation
+        col.objects.link(ob)
+    world = bpy.context.scene.world
+    if world is not None:
+        world.color = (0.18, 0.19, 0.21)
+
+
 def set_frame_range(fps: int, frame_start: int, frame_end: int) -> None:
     scene = bpy.context.scene
     scene.render.fps = int(fps)
@@ -168,7 +188,15 @@ def set_shots(shots: list[dict], objects: dict) -> None:
         scene.camera = objects[shots[0]["camera"]]
 
 
-def set_render(engine: str, resolution, samples: int = 16, antialias: str = "8") -> None:
+LOOKS = ("flat", "studio")
+
+
+def set_render(engine: str, resolution, samples: int = 16, antialias: str = "8", look: str = "flat") -> None:
+    """Engine, size and look: "flat" is plain studio-lit colour; "studio" adds, in Workbench,
+    shadows from the key light and cavity (edges and creases picked out), and in Cycles a
+    fill and a rim light beside the key, a brighter world and denoising."""
+    if look not in LOOKS:
+        raise SpecError(f"spec look: expected one of {LOOKS}, got {look!r}")
     scene = bpy.context.scene
     r = scene.render
     r.engine = engine
@@ -180,13 +208,20 @@ def set_render(engine: str, resolution, samples: int = 16, antialias: str = "8")
         shading = scene.display.shading
         shading.light = "STUDIO"
         shading.color_type = "MATERIAL"
-        shading.show_shadows = False
+        shading.show_shadows = look == "studio"
+        shading.show_cavity = look == "studio"
+        if look == "studio":
+            shading.shadow_intensity = 0.45
+            shading.cavity_type = "WORLD"          # world-space cavity: no extra screen pass per sample
+            scene.display.light_direction = (0.45, 0.35, 0.82)
         if antialias not in ("OFF", "FXAA", "5", "8", "11", "16", "32"):
             raise SpecError(f"spec antialias: expected OFF, FXAA or a sample count, got {antialias!r}")
         scene.display.render_aa = antialias   # on a software GL, 8 samples cost 8 renders a frame
     elif engine == "CYCLES":
         scene.cycles.device = "CPU"
         scene.cycles.samples = int(samples)
-        scene.cycles.use_denoising = False
+        scene.cycles.use_denoising = look == "studio"
+        if look == "studio":
+            add_studio_lights()
     else:
         raise SpecError(f"spec engine: expected BLENDER_WORKBENCH or CYCLES, got {engine!r}")

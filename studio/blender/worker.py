@@ -95,14 +95,21 @@ def run(spec: dict) -> dict[str, str]:
     meshes = {name: in_job(spec, rel) for name, rel in spec.get("meshes", {}).items()}
     objects = sfi.build_scene(spec["scene"], meshes)
     sfi.set_render(spec.get("engine", "BLENDER_WORKBENCH"), spec["resolution"], spec.get("samples", 16),
-                   str(spec.get("antialias", "8")))
+                   str(spec.get("antialias", "8")), str(spec.get("look", "flat")))
+    if spec.get("threads"):                 # e.g. 1: a benchmark's one-core figure, or a farm slot's share
+        sfi.set_threads(int(spec["threads"]))
     emit("build", message=f"{len(objects)} objects", engine=bpy_engine())
     start, end = int(spec["frame_start"]), int(spec.get("frame_end", spec["frame_start"]))
     if spec.get("tracks"):
         path = in_job(spec, spec["tracks"])
         if not os.path.isfile(path):
             raise SpecError(f"spec tracks: file {path} is missing")
-        start, end = keyframes.apply_tracks(objects, spec["scene"], path)
+        first, last = keyframes.apply_tracks(objects, spec["scene"], path)
+        # the spec's range is an in/out range within the tracks (the whole of them unless narrowed)
+        start, end = max(start, first), min(end, last)
+        if start > end:
+            raise SpecError(f"spec frame_start..frame_end: {spec['frame_start']}..{spec.get('frame_end')} is "
+                            f"outside the tracks' frames {first}..{last}")
     sfi.set_frame_range(spec["fps"], start, end)
     cams = [c["name"] for c in spec["scene"].get("cameras", [])]
     if not cams:

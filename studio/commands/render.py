@@ -21,6 +21,7 @@ def register(sub) -> None:
     what.add_argument("--film", action="store_true", help="the film with the settings' render engine")
     p.add_argument("--state", action="append", help="only this state (stills; repeatable)")
     p.add_argument("--camera", action="append", help="only this camera (repeatable; one for video)")
+    p.add_argument("--frames", help="in/out range of a preview or film, e.g. 1010..1040 (default: the whole film)")
     _render_options(p)
     p.set_defaults(func=_run("cmd_render"))
 

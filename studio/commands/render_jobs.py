@@ -31,6 +31,16 @@ def _resolution(text: str | None):
     return (w, h)
 
 
+def _frames(text: str | None):
+    if not text:
+        return None
+    try:
+        first, last = (int(v) for v in text.split(".."))
+    except ValueError:
+        raise CommandError(f"--frames: expected IN..OUT, e.g. 1010..1040, got {text!r}") from None
+    return (first, last)
+
+
 def _engine(args, settings: dict, default_workbench: bool) -> str:
     if args.engine:
         return {"workbench": "BLENDER_WORKBENCH", "cycles": "CYCLES"}[args.engine]
@@ -90,8 +100,10 @@ def cmd_render(args) -> int:
             if args.camera and len(args.camera) > 1:
                 raise CommandError("--camera: a video goes through one camera")
             camera = args.camera[0] if args.camera else None
+            frames = _frames(getattr(args, "frames", None))
             build = lambda d: specs.video_spec(project, d, kind, camera,  # noqa: E731
-                                               _engine(args, settings, args.preview), res, args.samples)
+                                               _engine(args, settings, args.preview), res, args.samples,
+                                               frame_range=frames)
         return _report(project, _submit_and_run(project, kind, build, args, settings))
 
 

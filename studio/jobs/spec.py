@@ -88,7 +88,7 @@ def base_spec(project: Project, kind: str, job_dir: Path, scene: Scene, engine: 
     return {"version": SPEC_VERSION, "kind": kind, "scene": scene.to_dict(),
             "meshes": write_meshes(project, scene, job_dir), "fps": project.fps,
             "frame_start": project.frame_start, "frame_end": project.frame_start,
-            "engine": engine, "samples": 16, "expected": [], "deliver": {}}
+            "engine": engine, "samples": 16, "expected": [], "deliver": {}, "look": "studio"}
 
 
 def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = None,
@@ -139,16 +139,23 @@ def film_tracks(project: Project, scene: Scene) -> Tracks:
 
 def video_spec(project: Project, job_dir: Path, kind: str = "preview", camera: str | None = None,
                engine: str = "BLENDER_WORKBENCH", resolution=None, samples: int = 16,
-               deliver_to: str | None = None) -> dict:
-    """A preview (Workbench) or film render: every frame as PNG, then an H.264 MP4."""
+               deliver_to: str | None = None, frame_range: tuple[int, int] | None = None) -> dict:
+    """A preview (Workbench) or film render: every frame (of the in/out range, if given)
+    as PNG, then an H.264 MP4."""
     scene = load_scene(project)
     tracks = film_tracks(project, scene)
+    frames = [int(f) for f in tracks.frames]
+    if frame_range is not None:
+        first, last = (int(f) for f in frame_range)
+        if not (frames[0] <= first <= last <= frames[-1]):
+            raise SpecProblem(f"{project.path}: frames {first}..{last} are outside the baked film; "
+                              f"expected an in/out range within {frames[0]}..{frames[-1]}")
+        frames = list(range(first, last + 1))
     spec = base_spec(project, kind, job_dir, scene, engine)
     write_atomic(job_dir / "tracks.npz", tracks.to_bytes())
     if camera:
         scene.camera(camera)
     video = f"out/{kind}.mp4"
-    frames = [int(f) for f in tracks.frames]
     spec.update(steps=["frames", "encode"], tracks="tracks.npz", tracks_hash=tracks.hash(),
                 frame_start=frames[0], frame_end=frames[-1], camera=camera or scene.cameras[0].name,
                 shots=[] if camera else shots_of(scene, list_states(project)),

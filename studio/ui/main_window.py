@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 from studio.timeline.commands import CommandStack
 
 from .panels import optional_panels
+from .qt_layout import LAYOUT_VERSION, restore_layout, save_layout, tabify_side
 from .qt_manipulator import Manipulator
 from .playhead import Playhead
 from .progress import coverage_tip, progress_text
@@ -38,6 +39,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self._views: list[QWidget] = []
         self._docks: list[QDockWidget] = []
+        self._default_state = None
         self._build_menus()
         self.stack.subscribe(self._on_stack)
         self._on_stack("", None)
@@ -74,20 +76,45 @@ class MainWindow(QMainWindow):
         edit.addAction(self.undo_action)
         edit.addAction(self.redo_action)
         play = mb.addMenu("&Playback")
-        act = play.addAction("Play / Pause")
-        act.setShortcut(QKeySequence(Qt.Key.Key_Space))
-        act.triggered.connect(lambda: self.playhead.set_playing(not self.playhead.playing))
-        act = play.addAction("Next frame")
-        act.setShortcut(QKeySequence(Qt.Key.Key_Period))
-        act.triggered.connect(lambda: self.playhead.step(1))
-        act = play.addAction("Previous frame")
-        act.setShortcut(QKeySequence(Qt.Key.Key_Comma))
-        act.triggered.connect(lambda: self.playhead.step(-1))
+        for text, keys, fn in (
+                ("Play / Pause", "Space", lambda: self.playhead.set_playing(not self.playhead.playing)),
+                ("Shuttle backwards (J: faster each press)", "J", lambda: self.playhead.shuttle(-1)),
+                ("Stop (K)", "K", lambda: self.playhead.shuttle(0)),
+                ("Shuttle forwards (L: faster each press)", "L", lambda: self.playhead.shuttle(+1)),
+                (None, None, None),
+                ("Previous frame", ",", lambda: self.playhead.step(-1)),
+                ("Next frame", ".", lambda: self.playhead.step(1)),
+                ("First frame (in)", "Home", lambda: self.playhead.home()),
+                ("Last frame (out)", "End", lambda: self.playhead.end()),
+                ("Previous key", "[", lambda: self._scrubber_call("goto_key", -1)),
+                ("Next key", "]", lambda: self._scrubber_call("goto_key", +1)),
+                ("Previous failure", "Ctrl+[", lambda: self._scrubber_call("goto_pin", -1)),
+                ("Next failure", "Ctrl+]", lambda: self._scrubber_call("goto_pin", +1)),
+                (None, None, None),
+                ("Mark in", "Shift+I", lambda: self._guarded_in_out(self.playhead.mark_in)),
+                ("Mark out", "Shift+O", lambda: self._guarded_in_out(self.playhead.mark_out)),
+                ("Clear in/out", "Alt+X", lambda: self.playhead.clear_in_out())):
+            if text is None:
+                play.addSeparator()
+                continue
+            act = play.addAction(text)
+            act.setShortcut(QKeySequence(keys))
+            # the window's keys, wherever focus is in it (floating docks included); a text field
+            # still takes the letters it types, and the frame box lets the transport keys through
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            act.triggered.connect(fn)
         self.view_menu = mb.addMenu("&View")
         self.compare_action = self.view_menu.addAction("Compare two key states…")
         self.compare_action.setEnabled(False)
         self.compare_action.triggered.connect(lambda: self.compare_states())
+        self.reset_layout_action = QAction("Reset layout", self)
+        self.reset_layout_action.triggered.connect(self.reset_layout)
+        self.view_menu.addAction(self.reset_layout_action)
         self.view_menu.addSeparator()
+        help_menu = mb.addMenu("&Help")
+        act = help_menu.addAction("&Keyboard shortcuts")
+        act.setShortcut(QKeySequence("F1"))
+        act.triggered.connect(self.show_shortcuts)
 
     def _on_stack(self, _event, _cmd) -> None:
         self.undo_action.setText(self.stack.undo_label or "Undo")
@@ -100,6 +127,36 @@ class MainWindow(QMainWindow):
 
     def redo(self) -> None:
         self._guarded(self.stack.redo)
+
+    def _scrubber_call(self, name: str, direction: int) -> None:
+        scrubber = getattr(self, "scrubber", None)
+        if self.session is not None and scrubber is not None:
+            if not getattr(scrubber, name)(direction):
+                what = "key" if name == "goto_key" else "failure"
+                self.statusBar().showMessage(f"no {what} {'after' if direction > 0 else 'before'} "
+                                             f"frame {self.playhead.frame}", 4000)
+
+    def _guarded_in_out(self, fn) -> None:
+        try:
+            fn()
+        except ValueError as e:
+            self.statusBar().showMessage(str(e), 8000)
+
+    def show_shortcuts(self) -> None:
+        from .qt_shortcuts import QtShortcuts
+        dialog = QtShortcuts(self)
+        try:
+            dialog.exec()
+        finally:
+            dialog.setParent(None)
+            dialog.deleteLater()
+
+    def reset_layout(self) -> None:
+        """The studio's own arrangement of the docks, every dock shown."""
+        if self._default_state is not None:
+            self.restoreState(self._default_state, LAYOUT_VERSION)
+            for dock in self._docks:
+                dock.show()
 
     def _guarded(self, fn) -> None:
         try:
@@ -150,16 +207,19 @@ class MainWindow(QMainWindow):
         self.storyboard.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         board = self._dock("Storyboard", self.storyboard, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.panels = {}
+        sides: dict = {Qt.DockWidgetArea.BottomDockWidgetArea: [board]}
         for title, area, make in optional_panels():
             panel = make(self)
             if panel is not None:
                 self.panels[title] = panel
                 if hasattr(panel, "message"):
                     panel.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
-                dock = self._dock(title, panel, area)
-                if area == Qt.DockWidgetArea.BottomDockWidgetArea:
-                    self.tabifyDockWidget(board, dock)
-        board.raise_()
+                sides.setdefault(area, []).append(self._dock(title, panel, area))
+        for docks in sides.values():           # one column of tabs per side: readable at 1280x720
+            tabify_side(self, docks)
+        self.resizeDocks([board], [250], Qt.Orientation.Vertical)   # the viewport keeps most of the height
+        self._default_state = self.saveState(LAYOUT_VERSION)
+        restore_layout(self)
         if "Pose" in self.panels:
             self.manipulator.previewed.connect(self.panels["Pose"].show_preview)
         self.export_action.setEnabled("Jobs" in self.panels)
@@ -218,6 +278,7 @@ class MainWindow(QMainWindow):
     def _close_session(self) -> None:
         if self.session is None:
             return
+        save_layout(self)
         self.playhead.set_playing(False)
         self.export_action.setEnabled(False)
         self.manipulator.detach()

@@ -1,19 +1,21 @@
 """The checks table: every required and advisory verifier of the film and of
 the state at the playhead, with its verdict, how much evidence it found and
-how long it took; a Verify button runs the verifiers on a worker. Checks whose
+how long it took; a Verify button runs the verifiers on a worker, with a
+progress bar, the time left and a Cancel button. Checks whose
 evidence names a body selected in the viewport are shown in bold."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from studio.store.project import Project
 from studio.store.reports import ADVISORY, REQUIRED, load_reports
 
 from .playhead import Playhead
 from .qt_session import QtSession
+from .job_progress import JobProgress
 from .worker import Worker
 
 VERDICT_COLORS = {"pass": "#3fa34d", "fail": "#d1453b", "error": "#d1453b", "not_applicable": "#8a8f98",
@@ -30,7 +32,7 @@ def verify_project(path, state) -> str:
         states = list_states(project)
         for i, s in enumerate(states):
             if state.cancelled:
-                return "cancelled"
+                return f"cancelled: verified {i} of {len(states)} states; the film was not verified"
             state.progress(i / max(1, len(states) + 1), f"state {s.id}")
             verify_state(project, s.id)
         if not list_segments(project):
@@ -50,16 +52,33 @@ class QtChecks(QWidget):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        header = self.table.horizontalHeader()       # check and verdict first: a narrow dock still shows them
+        header.moveSection(COLUMNS.index("check"), 0)
+        header.moveSection(COLUMNS.index("verdict"), 1)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
         self.verify_button = QPushButton("Verify")
         self.verify_button.clicked.connect(self.verify)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(True)
+        self.bar.hide()
         self.status = QLabel("")
+        self.status.setWordWrap(True)
         top = QHBoxLayout()
         top.addWidget(self.verify_button)
-        top.addWidget(self.status, 1)
+        top.addWidget(self.cancel_button)
+        top.addWidget(self.bar, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
-        lay.addWidget(self.table)
+        lay.addWidget(self.status)
+        lay.addWidget(self.table, 1)
+        self.job_progress = JobProgress()
+        self.setMinimumWidth(300)              # check and verdict readable in a docked column
         self.worker: Worker | None = None
         qsession.changed.connect(self.reload)
         playhead.frame_changed.connect(self._on_frame)
@@ -121,16 +140,34 @@ class QtChecks(QWidget):
         if self.worker is not None:
             return
         self.verify_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
         self.status.setText("verifying…")
+        self.job_progress.start()
+        self.bar.setValue(0)
+        self.bar.setFormat("verifying…")
+        self.bar.show()
         self.worker = Worker(verify_project, self.session.project.path)
-        self.worker.progressed.connect(lambda f, m: self.status.setText(f"verifying {m} ({f:.0%})"))
+        self.worker.progressed.connect(self._progressed)
         self.worker.done.connect(self._finished)
         self.worker.failed.connect(self._finished)
         self.worker.start()
 
+    def _progressed(self, fraction: float, what: str) -> None:
+        self.bar.setValue(int(fraction * 1000))
+        self.bar.setFormat(self.job_progress.text(fraction, f"verifying {what}"))
+
+    def cancel(self) -> None:
+        """Stop after the check running now; what was verified so far is kept."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.cancel_button.setEnabled(False)
+            self.status.setText("cancelling after the current check…")
+
     def _finished(self, text) -> None:
         self.worker = None
         self.verify_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.bar.hide()
         self.status.setText(str(text))
         self.message.emit(str(text))
         self.session.poll()

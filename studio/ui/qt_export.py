@@ -13,6 +13,7 @@ from studio.jobs.deliver import DeliveryError
 from studio.store.settings import load_settings
 
 from .export import Export, finish_export, plan_export, queue_blend_check, submit_export
+from .failures import refusal_text
 from .qt_session import QtSession
 
 EXCEPTIONS_TEXT = "Export with exceptions"
@@ -50,6 +51,7 @@ class QtExport(QObject):
         box = QMessageBox(QMessageBox.Icon.Warning, "Export refused",
                           "The storyboard or the required checks do not pass on this film:", parent=self.window)
         box.setInformativeText("\n".join(f"• {r}" for r in export.failing)
+                               + "\n\n" + refusal_text(self.session.failures)
                                + f"\n\n{EXCEPTIONS_TEXT} delivers it with a delivery report beside the outputs.")
         accept = box.addButton(EXCEPTIONS_TEXT, QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)

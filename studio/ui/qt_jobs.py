@@ -5,6 +5,7 @@ package's local runner, so the window stays responsive while a film renders;
 the panel learns of their progress from the database (the session polls it)."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -22,6 +23,8 @@ from studio.timeline.gate import parse_segment, state_status
 from studio.timeline.trust import verify_project
 from studio.timeline.plan import load_plan, plan_segments
 
+from .job_log import log_sentences
+from .job_progress import eta_text
 from .qt_export import QtExport
 from .qt_session import QtSession
 from .worker import Worker
@@ -87,8 +90,15 @@ class QtJobs(QWidget):
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         self.table.itemSelectionChanged.connect(self._show_selected)
-        self.log = QPlainTextEdit()
+        self.log = QPlainTextEdit()            # the job's log as sentences
         self.log.setReadOnly(True)
+        self.details = QPlainTextEdit()        # the raw log: hashes, paths, traces
+        self.details.setReadOnly(True)
+        self.details.hide()
+        self.details_button = QPushButton("Details")
+        self.details_button.setCheckable(True)
+        self.details_button.toggled.connect(self.details.setVisible)
+        self._paces: dict[int, tuple[float, float]] = {}     # job -> (when first seen running, progress then)
         self.outputs = QComboBox()
         self.bake_button = QPushButton("Bake motion")
         self.stills_button = QPushButton("Render stills")
@@ -108,12 +118,13 @@ class QtJobs(QWidget):
         self.open_button.clicked.connect(self.open_output)
         bar = QHBoxLayout()
         for w in (self.bake_button, self.stills_button, self.preview_button, self.export_button, self.cancel_button,
-                  self.resume_button, self.outputs, self.open_button):
+                  self.resume_button, self.outputs, self.open_button, self.details_button):
             bar.addWidget(w)
         bar.addStretch(1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.table)
         split.addWidget(self.log)
+        split.addWidget(self.details)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(bar)
@@ -137,7 +148,7 @@ class QtJobs(QWidget):
                     bar = self.table.cellWidget(i, 3) or QProgressBar()
                     bar.setRange(0, 1000)
                     bar.setValue(round(1000 * job.progress))
-                    bar.setFormat(f"{job.progress:.0%}")
+                    bar.setFormat(self._progress_text(job))
                     self.table.setCellWidget(i, 3, bar)
                     continue
                 item = QTableWidgetItem(value)
@@ -147,6 +158,18 @@ class QtJobs(QWidget):
                 self.table.selectRow(i)
         self.table.blockSignals(False)
         self._show_selected()
+
+    def _progress_text(self, job: queue.Job) -> str:
+        """Percent done, and while running the time left at the pace seen so far."""
+        text = f"{job.progress:.0%}"
+        if job.state != "running":
+            self._paces.pop(job.id, None)
+            return text
+        t0, p0 = self._paces.setdefault(job.id, (time.monotonic(), job.progress))
+        done = job.progress - p0
+        if done > 0.02:
+            text += f", {eta_text((time.monotonic() - t0) * (1 - job.progress) / done)}"
+        return text
 
     def selected_id(self) -> int | None:
         rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
@@ -173,15 +196,18 @@ class QtJobs(QWidget):
         self.outputs.clear()
         if job is None:
             self.log.setPlainText("")
+            self.details.setPlainText("")
             self.open_button.setEnabled(False)
             return
         logfile = queue.job_dir(self.session.project, job.id) / "log.txt"
-        text = logfile.read_text(errors="replace")[-20000:] if logfile.exists() else job.log
-        if job.error:
-            text = f"{job.state}: {job.error}\n\n{text}"
-        if self.log.toPlainText() != text:
-            self.log.setPlainText(text)
-            self.log.verticalScrollBar().setValue(self.log.verticalScrollBar().maximum())
+        raw = logfile.read_text(errors="replace")[-20000:] if logfile.exists() else job.log
+        lines = log_sentences(raw)
+        head = f"job {job.id} ({job.kind}) {job.state}" + (f": {job.error.splitlines()[0]}" if job.error else "")
+        text = "\n".join([head, ""] + lines)
+        for pane, value in ((self.log, text), (self.details, raw)):
+            if pane.toPlainText() != value:
+                pane.setPlainText(value)
+                pane.verticalScrollBar().setValue(pane.verticalScrollBar().maximum())
         for p in output_paths(self.session.project, job):
             self.outputs.addItem(p.name, str(p))
         self.open_button.setEnabled(self.outputs.count() > 0)

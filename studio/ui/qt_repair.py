@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QProgressBar,
+                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from studio.agent.errors import AgentError
 from studio.agent.repairs import ApplyRepair, apply_changes, get_proposal, list_proposals, reject
@@ -64,6 +64,11 @@ class QtRepair(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.propose_button)
+        self.busy = QProgressBar()              # proposing: a busy bar (the offline repairer reports no fraction)
+        self.busy.setRange(0, 0)
+        self.busy.setFormat("proposing…")
+        self.busy.hide()
+        lay.addWidget(self.busy)
         lay.addWidget(self.list, 1)
         lay.addWidget(self.changes, 1)
         lay.addWidget(self.verdicts)
@@ -128,6 +133,7 @@ class QtRepair(QWidget):
         if s is None or self.worker is not None:
             return
         self.propose_button.setEnabled(False)
+        self.busy.show()
         self.worker = Worker(propose, self.session.project.path, s.id)
         self.worker.done.connect(self._proposed)
         self.worker.failed.connect(self._proposed)
@@ -136,6 +142,7 @@ class QtRepair(QWidget):
     def _proposed(self, text) -> None:
         self.worker = None
         self.propose_button.setEnabled(True)
+        self.busy.hide()
         self.message.emit(str(text))
         self.session.poll()
 

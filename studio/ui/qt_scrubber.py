@@ -1,20 +1,46 @@
-"""The frame scrubber: play/pause, the current frame in the project's numbers,
-key-state ticks, and a pin for every failure of the current report at its
-frame. Clicking a pin jumps there and selects the bodies involved; clicking
-or dragging elsewhere scrubs. Pins are drawn grouped per pixel column, so a
-film with a pin on each of 1,440 frames paints in one pass."""
+"""The timeline under the viewport: a frame ruler with the key states named on
+their ticks, two lanes of failures (required above, advisory below) where runs
+of consecutive failing frames are one bar with their count, the in/out range
+shaded, and the playhead. Above it: transport, previous/next key and failure,
+the frame, the fps readout while playing, and the pin filter.
+
+Playback runs on the wall clock (`PlaybackClock`): a slow frame makes the next
+tick skip frames rather than slow the film. Runs are computed once per set of
+failures and filter, so moving the playhead repaints without walking the
+failures (a film failing on 5,000 frames scrubs as freely as a clean one)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QLine, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+import time
+from dataclasses import replace
 
-from .failures import Failure, pin_shade, pins_text
-from .playhead import Playhead
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QActionGroup, QColor, QPainter, QPen
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QSpinBox, QToolButton,
+                               QVBoxLayout, QWidget)
+
+from .failures import PinFilter, Run, filtered_frames, lanes, pin_shade, pins_text
+from .playhead import PlaybackClock, Playhead, neighbour
 from .qt_session import QtSession
 
 PIN_HIT_PX = 5
 MARGIN = 10
+RULER_H = 18                 # frame numbers and key ticks with names
+LANE_H = 13
+REQUIRED_Y = RULER_H + 2
+ADVISORY_Y = REQUIRED_Y + LANE_H + 3
+FILM_Y = ADVISORY_Y + LANE_H + 3
+BAR_H = FILM_Y + 8
+TRANSPORT_KEYS = {Qt.Key.Key_Space, Qt.Key.Key_J, Qt.Key.Key_K, Qt.Key.Key_L, Qt.Key.Key_Home, Qt.Key.Key_End,
+                  Qt.Key.Key_Comma, Qt.Key.Key_Period, Qt.Key.Key_BracketLeft, Qt.Key.Key_BracketRight,
+                  Qt.Key.Key_I, Qt.Key.Key_O, Qt.Key.Key_V}
+
+
+def ruler_step(frames: int, width: int, min_px: int = 60) -> int:
+    """Frames between numbered ruler ticks (1, 2, 5, 10, 20, 50...), so numbers sit >= min_px apart."""
+    step = 1
+    while frames / step * min_px > max(1, width):
+        step = step * 5 // 2 if str(step).startswith("2") else step * 2
+    return step
 
 
 class PinBar(QWidget):
@@ -25,16 +51,18 @@ class PinBar(QWidget):
     def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
         super().__init__(parent)
         self.session, self.playhead = qsession.session, playhead
-        self.setMinimumHeight(44)
+        self.setMinimumHeight(BAR_H)
         self.setMouseTracking(True)
-        self._columns_key = None
-        self._columns: dict[int, Failure] = {}
+        self._runs_key = None
+        self._runs: dict[str, list[Run]] = {"required": [], "advisory": []}
         qsession.changed.connect(self.update)
         playhead.frame_changed.connect(lambda _f: self.update())
         playhead.range_changed.connect(lambda _a, _b: self.update())
+        playhead.in_out_changed.connect(lambda _r: self.update())
+        playhead.filter_changed.connect(lambda _f: self.update())
 
     def sizeHint(self) -> QSize:
-        return QSize(600, 44)
+        return QSize(600, BAR_H)
 
     def x_of(self, frame: int) -> float:
         first, last = self.playhead.first, self.playhead.last
@@ -44,123 +72,226 @@ class PinBar(QWidget):
     def frame_at(self, x: float) -> int:
         first, last = self.playhead.first, self.playhead.last
         t = (x - MARGIN) / max(1.0, self.width() - 2 * MARGIN)
-        return round(first + t * (last - first))
+        return min(max(round(first + t * (last - first)), first), last)
+
+    def runs(self) -> dict[str, list[Run]]:
+        """The lanes' runs, kept until the failures or the filter change."""
+        key = (id(self.session.failures_at), self.playhead.pin_filter)
+        if key != self._runs_key:
+            self._runs_key, self._runs = key, lanes(self.session.failures_at, self.playhead.pin_filter)
+        return self._runs
+
+    def lane_at(self, y: float) -> str | None:
+        if REQUIRED_Y - 2 <= y < REQUIRED_Y + LANE_H + 1:
+            return "required"
+        if ADVISORY_Y - 1 <= y < ADVISORY_Y + LANE_H + 2:
+            return "advisory"
+        return None
+
+    def run_near(self, x: float, lane: str) -> Run | None:
+        """The run of `lane` under x, or within a few pixels of it."""
+        best, best_d = None, PIN_HIT_PX + 1
+        for r in self.runs()[lane]:
+            x0, x1 = self.x_of(r.first), self.x_of(r.last)
+            d = 0 if x0 - 1 <= x <= x1 + 1 else min(abs(x - x0), abs(x - x1))
+            if d < best_d:
+                best, best_d = r, d
+        return best
 
     def pin_near(self, x: float) -> int | None:
-        """The frame of the failure pin nearest to x within a few pixels, if any."""
-        best, best_d = None, PIN_HIT_PX + 1
-        for frame in self.session.failures_at:
-            d = abs(self.x_of(frame) - x)
-            if d < best_d:
-                best, best_d = frame, d
-        return best
+        """The failing frame nearest to x within a few pixels (either lane), if any."""
+        for lane in ("required", "advisory"):
+            r = self.run_near(x, lane)
+            if r is not None:
+                return min(max(self.frame_at(x), r.first), r.last)
+        return None
 
     def paintEvent(self, _e) -> None:
         p = QPainter(self)
-        w, h = self.width(), self.height()
+        w = self.width()
         p.fillRect(self.rect(), QColor("#1d1f22"))
-        mid = h // 2
-        p.fillRect(QRect(MARGIN, mid - 2, w - 2 * MARGIN, 4), QColor("#3a3d42"))
+        ph = self.playhead
+        if ph.in_out:                             # the in/out range, shaded over ruler and lanes
+            x0, x1 = int(self.x_of(ph.in_out[0])), int(self.x_of(ph.in_out[1]))
+            p.fillRect(QRect(x0, 0, max(2, x1 - x0), BAR_H), QColor("#2c3a4a"))
+        self._paint_ruler(p, w)
+        for y in (REQUIRED_Y, ADVISORY_Y):        # lane grounds
+            p.fillRect(QRect(MARGIN, y, w - 2 * MARGIN, LANE_H), QColor("#26292d"))
+        p.fillRect(QRect(MARGIN, FILM_Y, w - 2 * MARGIN, 4), QColor("#3a3d42"))
         baked = self.session.film
         if baked is not None and baked.n_frames:
             x0, x1 = self.x_of(baked.frame_start), self.x_of(baked.frame_end)
-            p.fillRect(QRect(int(x0), mid - 2, max(1, int(x1 - x0)), 4), QColor("#4a90d9"))
-        p.setPen(QPen(QColor("#c9ccd1"), 1))
-        names_right = -1
-        for s in self.session.states:           # key states: ticks below the bar, named where room
-            x = int(self.x_of(s.frame))
-            p.drawLine(x, mid + 4, x, h - 4)
-            width = p.fontMetrics().horizontalAdvance(s.id)
-            if x + 3 > names_right and x + 3 + width < w:
-                p.drawText(x + 3, h - 4, s.id)
-                names_right = x + 3 + width + 6
-        groups: dict[tuple[str, bool], list[int]] = {}
-        for x, f in self.columns().items():     # pins: a stem and a head above the bar, batched per shade
-            groups.setdefault((pin_shade(f), f.required), []).append(x)
-        for (shade, required), xs in groups.items():
-            c = QColor(shade)
-            p.setPen(QPen(c, 1))
-            p.drawLines([QLine(x, 8, x, mid - 3) for x in xs])
-            p.setBrush(c if required else Qt.BrushStyle.NoBrush)
-            p.drawRects([QRect(x - 2, 2, 5, 5) for x in xs])
-        x = int(self.x_of(self.playhead.frame))  # the playhead
+            p.fillRect(QRect(int(x0), FILM_Y, max(1, int(x1 - x0)), 4), QColor("#4a90d9"))
+        self._paint_runs(p)
+        x = int(self.x_of(ph.frame))              # the playhead
         p.setPen(QPen(QColor("#f0c808"), 2))
-        p.drawLine(x, 0, x, h)
+        p.drawLine(x, 0, x, BAR_H)
         p.end()
 
-    def columns(self) -> dict[int, Failure]:
-        """The pin to draw in each pixel column (the worst failure there), kept until the
-        failures, the frame range or the width change, so moving the playhead repaints fast."""
-        key = (id(self.session.failures_at), self.playhead.first, self.playhead.last, self.width())
-        if key != self._columns_key:
-            columns: dict[int, Failure] = {}
-            for frame, fails in self.session.failures_at.items():
-                x = int(self.x_of(frame))
-                worst = min(fails, key=lambda f: (not f.required, f.kind != "penetration"))
-                prev = columns.get(x)
-                if prev is None or (worst.required and not prev.required):
-                    columns[x] = worst
-            self._columns_key, self._columns = key, columns
-        return self._columns
+    def _paint_ruler(self, p: QPainter, w: int) -> None:
+        ph = self.playhead
+        fm = p.fontMetrics()
+        p.setPen(QPen(QColor("#8fc1ff"), 1))      # key states first: a tall tick and the key's name
+        names_right, taken = -1, []
+        for s in self.session.states:
+            x = int(self.x_of(s.frame))
+            p.drawLine(x, 0, x, BAR_H)
+            width = fm.horizontalAdvance(s.id)
+            if x + 3 > names_right and x + 3 + width < w:
+                p.drawText(x + 3, fm.ascent(), s.id)
+                names_right = x + 3 + width + 6
+                taken.append((x, names_right))
+        step = ruler_step(ph.last - ph.first + 1, w - 2 * MARGIN, fm.horizontalAdvance("00000") + 12)
+        p.setPen(QPen(QColor("#6b7078"), 1))      # frame numbers where no key's name sits
+        start = (ph.first + step - 1) // step * step
+        for f in range(start, ph.last + 1, step):
+            x = int(self.x_of(f))
+            p.drawLine(x, RULER_H - 5, x, RULER_H)
+            right = x + 2 + fm.horizontalAdvance(str(f))
+            if not any(a - 2 <= right and x <= b for a, b in taken):
+                p.drawText(x + 2, RULER_H - 6, str(f))
+
+    def _paint_runs(self, p: QPainter) -> None:
+        rects, labels = self._lane_rects(p.fontMetrics())
+        p.setPen(Qt.PenStyle.NoPen)
+        for shade, rs in rects.items():
+            p.setBrush(QColor(shade))
+            p.drawRects(rs)
+        p.setPen(QPen(QColor("#ffffff"), 1))
+        for rect, text in labels:
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+    def _lane_rects(self, fm) -> tuple[dict[str, list[QRect]], list]:
+        """The bars to paint, merged where runs share pixels, kept until runs, range or width change."""
+        runs = self.runs()
+        key = (self._runs_key, self.playhead.first, self.playhead.last, self.width())
+        if key == getattr(self, "_rects_key", None):
+            return self._rects
+        rects: dict[str, list[QRect]] = {}
+        labels = []
+        for lane, y in (("required", REQUIRED_Y), ("advisory", ADVISORY_Y)):
+            last_end: dict[str, int] = {}
+            for r in runs[lane]:
+                shade = pin_shade(r.worst)
+                x0, x1 = int(self.x_of(r.first)) - 1, int(self.x_of(r.last)) + 1
+                width = max(3, x1 - x0 + 1)
+                mine = rects.setdefault(shade, [])
+                if mine and last_end.get(shade, -10) >= x0 - 1 and mine[-1].y() == y + 1:
+                    prev = mine[-1]                 # touches the previous bar: widen it
+                    mine[-1] = QRect(prev.x(), prev.y(), max(prev.right(), x0 + width - 1) - prev.x() + 1, prev.height())
+                else:
+                    mine.append(QRect(x0, y + 1, width, LANE_H - 2))
+                last_end[shade] = mine[-1].right()
+                if r.count > 1 and fm.horizontalAdvance(str(r.count)) + 4 <= width:
+                    labels.append((QRect(x0, y + 1, width, LANE_H - 2), str(r.count)))
+        self._rects_key, self._rects = key, (rects, labels)
+        return self._rects
 
     def mousePressEvent(self, e) -> None:
-        x = e.position().x()
-        pin = self.pin_near(x) if e.position().y() < self.height() // 2 + 4 else None
-        if pin is not None:
-            self.jump_to_pin(pin)
+        x, y = e.position().x(), e.position().y()
+        lane = self.lane_at(y)
+        run = self.run_near(x, lane) if lane else None
+        if run is not None:
+            self.jump_to_pin(min(max(self.frame_at(x), run.first), run.last))
         else:
             self.playhead.set_frame(self.frame_at(x))
 
     def mouseMoveEvent(self, e) -> None:
+        x = e.position().x()
         if e.buttons() & Qt.MouseButton.LeftButton:
-            self.playhead.set_frame(self.frame_at(e.position().x()))
-        pin = self.pin_near(e.position().x())
-        self.setToolTip("\n".join(f"{f.frame}: {f.check} — {f.text}" for f in self.session.failures_at[pin])
-                        if pin is not None else "")
+            self.playhead.set_frame(self.frame_at(x))
+        lane = self.lane_at(e.position().y())
+        run = self.run_near(x, lane) if lane else None
+        if run is None:
+            self.setToolTip("")
+            return
+        frame = min(max(self.frame_at(x), run.first), run.last)
+        here = [f for f in self.session.failures_at.get(frame, [])
+                if f.required == (lane == "required") and self.playhead.pin_filter.accepts(f)]
+        self.setToolTip("\n".join([run.describe()] + [f"{frame}: {f.check} — {f.text}" for f in here[:6]]))
 
     def jump_to_pin(self, frame: int) -> None:
-        fails = self.session.failures_at.get(frame, [])
+        fails = [f for f in self.session.failures_at.get(frame, []) if self.playhead.pin_filter.accepts(f)]
         self.playhead.set_frame(frame)
         self.playhead.select(sorted({b for f in fails for b in f.bodies}))
         self.pin_clicked.emit(frame, fails)
 
 
+class FrameBox(QSpinBox):
+    """The frame number: takes digits, and lets the transport keys through to the window's
+    actions (a spin box would otherwise swallow J/K/L, space and the rest)."""
+
+    def event(self, e) -> bool:
+        if e.type() == QEvent.Type.ShortcutOverride and e.key() in TRANSPORT_KEYS:
+            e.ignore()
+            return False
+        return super().event(e)
+
+
 class QtScrubber(QWidget):
-    """Play/pause, previous/next pin, the frame number, and the pin bar."""
+    """Transport, key and failure stepping, the frame number, fps, the filter and the bar."""
 
     def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
         super().__init__(parent)
         self.session, self.playhead = qsession.session, playhead
         self.play_button = QPushButton("Play")
         self.play_button.setCheckable(True)
+        self.play_button.setToolTip("Play / pause (Space); J, K, L shuttle back, stop, forward")
         self.play_button.toggled.connect(playhead.set_playing)
-        self.prev_pin = QPushButton("◀ pin")
-        self.next_pin = QPushButton("pin ▶")
+        self.prev_key_button, self.next_key_button = QPushButton("◀K"), QPushButton("K▶")
+        self.prev_key_button.setToolTip("Previous key ( [ )")
+        self.next_key_button.setToolTip("Next key ( ] )")
+        self.prev_key_button.clicked.connect(lambda: self.goto_key(-1))
+        self.next_key_button.clicked.connect(lambda: self.goto_key(+1))
+        self.prev_pin, self.next_pin = QPushButton("◀F"), QPushButton("F▶")
+        self.prev_pin.setToolTip("Previous failure the filter shows (Ctrl+[)")
+        self.next_pin.setToolTip("Next failure the filter shows (Ctrl+])")
         self.prev_pin.clicked.connect(lambda: self.goto_pin(-1))
         self.next_pin.clicked.connect(lambda: self.goto_pin(+1))
-        self.frame_box = QSpinBox()
+        for b in (self.play_button, self.prev_key_button, self.next_key_button, self.prev_pin, self.next_pin):
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)     # a click must not take the keys from the window
+            b.setMaximumWidth(64 if b is self.play_button else 40)
+        self.frame_box = FrameBox()
         self.frame_box.setRange(playhead.first, playhead.last)
         self.frame_box.setValue(playhead.frame)
         self.frame_box.valueChanged.connect(playhead.set_frame)
+        self.fps_label = QLabel("")
+        self.fps_label.setMinimumWidth(60)
+        self.in_out_label = QLabel("")
+        self.filter_button = QToolButton()       # one button with a menu: narrow enough for 1280x720
+        self.filter_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.filter_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.filter_menu = QMenu(self.filter_button)
+        self.filter_button.setMenu(self.filter_menu)
+        self.filter_button.setMaximumWidth(190)
         self.bar = PinBar(qsession, playhead)
         self.pins_label = QLabel("")
+        # the count shrinks (clipped) before the window grows; its full text is its tooltip and the status bar's
+        self.pins_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.pins_label.setMinimumWidth(40)
         controls = QHBoxLayout()       # the controls above, so the bar keeps the whole width of the view
-        for wdg in (self.play_button, self.prev_pin, self.next_pin, self.frame_box):
+        for wdg in (self.play_button, self.prev_key_button, self.next_key_button, self.prev_pin, self.next_pin,
+                    self.frame_box, self.fps_label, self.in_out_label):
             controls.addWidget(wdg)
-        controls.addStretch(1)
-        controls.addWidget(self.pins_label)
+        controls.addWidget(self.pins_label, 1)
+        controls.addWidget(self.filter_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(2)
         lay.addLayout(controls)
         lay.addWidget(self.bar)
+        self.clock = PlaybackClock(playhead)
         self.timer = QTimer(self)
-        self.timer.timeout.connect(lambda: playhead.step(1))
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.timeout.connect(self._tick)
         playhead.frame_changed.connect(self._on_frame)
         playhead.range_changed.connect(lambda a, b: self.frame_box.setRange(a, b))
         playhead.playing_changed.connect(self._on_playing)
-        qsession.changed.connect(self._count_pins)
-        self._count_pins()
+        playhead.in_out_changed.connect(self._on_in_out)
+        qsession.changed.connect(self._on_changed)
+        self._on_changed()
+        self._on_playing(playhead.playing)
+        playhead.filter_changed.connect(lambda _f: self._show_filter())
 
     def _on_frame(self, frame: int) -> None:
         if self.frame_box.value() != frame:
@@ -170,19 +301,87 @@ class QtScrubber(QWidget):
 
     def _on_playing(self, playing: bool) -> None:
         if self.play_button.isChecked() != playing:
+            self.play_button.blockSignals(True)
             self.play_button.setChecked(playing)
+            self.play_button.blockSignals(False)
         self.play_button.setText("Pause" if playing else "Play")
         if playing:
-            self.timer.start(max(1, round(1000 / max(1, self.playhead.fps))))
+            self.clock.start(time.perf_counter())
+            rate = max(1, self.playhead.fps * abs(self.playhead.rate))
+            self.timer.start(max(1, int(1000 / rate / 2)))   # ticks twice a frame: the clock picks the frame
         else:
             self.timer.stop()
+        self._show_fps()
 
-    def _count_pins(self) -> None:
+    def _tick(self) -> None:
+        self.clock.tick(time.perf_counter())
+        if self.clock.shown % 12 == 0:
+            self._show_fps()
+
+    def _show_fps(self) -> None:
+        ph = self.playhead
+        rate = f" ×{ph.rate}" if ph.rate != 1 else ""
+        if ph.playing and self.clock.shown:
+            self.fps_label.setText(f"{self.clock.fps(time.perf_counter()):.1f}/{ph.fps} fps{rate} · "
+                                   f"{self.clock.dropped} dropped")
+        else:
+            self.fps_label.setText(f"{ph.fps} fps{rate}")
+
+    def _on_in_out(self, in_out) -> None:
+        self.in_out_label.setText(f"in/out {in_out[0]}–{in_out[1]}" if in_out else "")
+
+    def _on_changed(self) -> None:
+        """New failures: the filter menu offers their checks and bodies; the count follows."""
+        self._fill_filter_menu()
         self.pins_label.setText(pins_text(self.session.failures_at))
+        self.pins_label.setToolTip(self.pins_label.text())
 
-    def goto_pin(self, direction: int) -> None:
-        frames = sorted(self.session.failures_at)
-        cur = self.playhead.frame
-        nxt = [f for f in frames if f > cur] if direction > 0 else [f for f in frames if f < cur][::-1]
-        if nxt:
-            self.bar.jump_to_pin(nxt[0])
+    def _fill_filter_menu(self) -> None:
+        cur = self.playhead.pin_filter
+        checks = sorted({f.check for f in self.session.failures})
+        bodies = sorted({b for f in self.session.failures for b in f.bodies})
+        menu = self.filter_menu
+        menu.clear()
+        for title, field, choices in (("Lanes", "required_only", [(False, "All failures"), (True, "Required only")]),
+                                      ("Check", "check", [("", "every check")] + [(c, c) for c in checks]),
+                                      ("Body", "body", [("", "every body")] + [(b, b) for b in bodies])):
+            menu.addSection(title)
+            group = QActionGroup(menu)
+            for value, text in choices:
+                act = menu.addAction(text)
+                act.setCheckable(True)
+                act.setChecked(getattr(cur, field) == value)
+                group.addAction(act)
+                act.triggered.connect(lambda _c=False, f=field, v=value: self._choose(f, v))
+        if cur.check and cur.check not in checks or cur.body and cur.body not in bodies:
+            self.set_filter(cur.required_only, cur.check if cur.check in checks else "",
+                            cur.body if cur.body in bodies else "")
+        self._show_filter()
+
+    def _choose(self, field: str, value) -> None:
+        self.playhead.set_filter(replace(self.playhead.pin_filter, **{field: value}))
+        self._fill_filter_menu()
+
+    def _show_filter(self) -> None:
+        text = f"Show: {self.playhead.pin_filter}"
+        self.filter_button.setText(text if len(text) <= 24 else text[:23] + "…")
+        self.filter_button.setToolTip(f"{text} (the lanes, the count of runs and previous/next failure follow it)")
+
+    def set_filter(self, required_only: bool = False, check: str = "", body: str = "") -> None:
+        """Choose what the lanes show, as the filter menu does."""
+        self.playhead.set_filter(PinFilter(required_only, check, body))
+        self._show_filter()
+
+    def goto_pin(self, direction: int) -> bool:
+        frames = filtered_frames(self.session.failures_at, self.playhead.pin_filter)
+        f = neighbour(frames, self.playhead.frame, direction)
+        if f is None:
+            return False
+        self.bar.jump_to_pin(f)
+        return True
+
+    def goto_key(self, direction: int) -> bool:
+        return self.playhead.jump([s.frame for s in self.session.states], direction)
+
+    def close_view(self) -> None:
+        self.timer.stop()

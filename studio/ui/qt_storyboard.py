@@ -5,6 +5,8 @@ the window's command stack. Cards are painted by a delegate over a list
 model, so 200 states scroll as smoothly as 3."""
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QPixmap, QShortcut
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListView, QPushButton, QStyle,
@@ -23,6 +25,7 @@ STATUS_COLORS = {"approved": "#3fa34d", "pending": "#8a8f98", "rejected": "#d145
                  "failing": "#c0392b"}
 SEGMENT_COLORS = {"passing": "#3fa34d", "baked": "#4a90d9", "failing": "#d1453b", "not baked": "#55595f"}
 CARD_W, CARD_H, STILL_H = 176, 150, 84
+ENLARGED_W = 480                 # a still in the tooltip, wide enough to read a pose
 CardRole = Qt.ItemDataRole.UserRole + 1
 
 
@@ -51,9 +54,21 @@ class BoardModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{card.state_id} {card.frame} {card.status}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return "\n".join([f"{card.state_id} @ {card.frame}: {card.status}", *card.reasons,
-                              f"segment {card.segment}: {card.segment_status}" if card.segment else ""]).strip()
+            text = "\n".join([f"{card.state_id} @ {card.frame}: {card.status}", *card.reasons,
+                               f"segment {card.segment}: {card.segment_status}" if card.segment else ""]).strip()
+            path = self.still_path(card)
+            if path is None:
+                return text
+            # hovering enlarges the still (double-click opens it at full size)
+            return (f'<img src="{html.escape(path.as_uri())}" width="{ENLARGED_W}"><br>'
+                    + html.escape(text).replace("\n", "<br>"))
         return None
+
+    def still_path(self, card: Card):
+        if not card.still:
+            return None
+        path = self.session.project.asset_path(card.still)
+        return path if path.exists() else None
 
     def still(self, card: Card) -> QPixmap | None:
         """The state's still, loaded once per asset (stills are content-addressed)."""
@@ -150,6 +165,7 @@ class QtStoryboard(QWidget):
         self.view.setHorizontalScrollMode(QListView.ScrollMode.ScrollPerPixel)
         self.view.setFixedHeight(CARD_H + 24)          # one row of cards and the scroll bar
         self.view.selectionModel().currentChanged.connect(self._on_current)
+        self.view.doubleClicked.connect(self.enlarge)
         self.model.modelReset.connect(self._restore_current)
         self.note = QLineEdit()
         self.note.setPlaceholderText("Review note (why approve or reject)")
@@ -191,16 +207,29 @@ class QtStoryboard(QWidget):
         lay.addLayout(keys)
         lay.addWidget(self.detail)
         sc = QShortcut(QKeySequence("I"), self)
+        sc.setWhatsThis("Key this frame")
         sc.setContext(Qt.ShortcutContext.WindowShortcut)
         sc.activated.connect(self.key_this_frame)
         for keys, verdict in (("Ctrl+Shift+A", "approve"), ("Ctrl+Shift+R", "reject")):
             sc = QShortcut(QKeySequence(keys), self)
+            sc.setWhatsThis(f"{verdict.capitalize()} the selected key state")
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
             sc.activated.connect(lambda v=verdict: self.review(v))
         self._current_id = ""
         self._show_detail()
 
     # ---- selection -------------------------------------------------------
+    def enlarge(self, index) -> None:
+        """The card's still at full size in its own window."""
+        card = index.data(CardRole)
+        path = self.model.still_path(card) if card else None
+        if path is None:
+            self.message.emit(f"{card.state_id if card else 'this card'} has no still yet: Render stills in Jobs")
+            return
+        from .qt_still import QtStill
+        self.enlarged = QtStill(path, f"{card.state_id} @ {card.frame} — {card.status}", self)
+        self.enlarged.show()
+
     def current_card(self) -> Card | None:
         idx = self.view.currentIndex()
         return idx.data(CardRole) if idx.isValid() else None

@@ -4,9 +4,11 @@ Meshes are uploaded once per scene (tessellation runs on a worker, the actors
 are made here on the GUI thread); scrubbing only rewrites each actor's user
 matrix from the session's cached world matrices and requests a render, so a
 frame costs a few matrix copies however many triangles the scene has.
-Verifier failures at the frame recolour the bodies involved: penetrating pairs
-red (labelled with their depth), joints past their limits magenta; bodies
-failing only advisory checks (e.g. floating) muted amber. A left click
+Verifier failures at the frame tint the bodies involved (a light tint, so the
+body stays readable): penetrating pairs toward red, joints past their limits
+toward magenta, bodies failing only advisory checks toward muted amber. A
+penetration also draws its overlap: a red marker at each deepest point,
+labelled with its depth, and an arrow along the push that separates the pair. A left click
 without drag selects the body under the cursor. The camera follows the current shot, or orbits freely.
 """
 from __future__ import annotations
@@ -18,12 +20,13 @@ import pyvista as pv
 from pyvistaqt import QtInteractor
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
 from studio.scene.meshes import scene_meshes
 
 from .playhead import Playhead
+from .qt_look import ViewportLook
 from .qt_pick import BodyPicker
 from .qt_session import QtSession
 from .worker import Worker
@@ -32,6 +35,10 @@ FAILURE_COLORS = {"penetration": (0.9, 0.1, 0.1), "floating": (1.0, 0.55, 0.0), 
                   "other": (0.9, 0.1, 0.1)}
 ADVISORY_COLOR = (0.66, 0.53, 0.29)      # muted amber: an advisory check fails; it does not block export
 SELECTED_COLOR = (1.0, 0.9, 0.2)
+TINT = 0.5                                 # how far a failing body's colour moves toward its failure's
+OVERLAP_COLOR = (1.0, 0.12, 0.1)
+PENETRATING_OPACITY = 0.45
+ARROW_MIN = 0.06                           # of the scene's size: a push of a few mm is drawn this long; the label says how far
 BACKGROUND = (0.16, 0.17, 0.19)
 GHOST_COLOR = (0.3, 0.95, 0.4)
 KEY_GHOST_COLOR = (0.45, 0.7, 1.0)         # "both": the key state's pose over the film
@@ -43,6 +50,32 @@ def tessellate(scene, project_dir, state) -> dict[str, tuple[np.ndarray, np.ndar
     out = {}
     for name, mesh in scene_meshes(scene, project_dir).items():
         out[name] = (np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64))
+    return out
+
+
+def tint(base, toward, amount: float = TINT) -> tuple:
+    return tuple((1 - amount) * b + amount * t for b, t in zip(base, toward))
+
+
+def overlap_marks(fails, size: float = 1.0) -> pv.PolyData | None:
+    """A sphere at each penetration's deepest point and an arrow along its push, as one mesh;
+    `size` (the scene's diagonal, m) keeps them visible at any scale."""
+    parts = []
+    for f in fails:
+        if f.kind != "penetration" or f.point is None:
+            continue
+        parts.append(pv.Sphere(radius=0.008 * size, center=f.point, theta_resolution=10, phi_resolution=8))
+        if f.push is not None:
+            push = np.asarray(f.push, float)
+            length = float(np.linalg.norm(push))
+            if length > 0:
+                parts.append(pv.Arrow(start=f.point, direction=push / length, scale=max(length, ARROW_MIN * size),
+                                      tip_resolution=12, shaft_resolution=8))
+    if not parts:
+        return None
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.merge(part)
     return out
 
 
@@ -70,6 +103,7 @@ class QtViewport(QWidget):
                                   "the playhead, or both (the key as a blue ghost over the film). V cycles.")
         self.show_mode.currentIndexChanged.connect(lambda _i: self.show_frame())
         cycle = QShortcut(QKeySequence("V"), self)
+        cycle.setWhatsThis("Show the film, the key state, or both")
         cycle.setContext(Qt.ShortcutContext.WindowShortcut)
         cycle.activated.connect(lambda: self.show_mode.setCurrentIndex((self.show_mode.currentIndex() + 1)
                                                                         % len(SHOW_MODES)))
@@ -79,11 +113,15 @@ class QtViewport(QWidget):
         bar.addWidget(self.camera_mode)
         bar.addWidget(QLabel("Show:"))
         bar.addWidget(self.show_mode)
+        self.look = ViewportLook(self)
+        bar.addWidget(self.look.button)
         bar.addStretch(1)
-        bar.addWidget(self.caption)
+        self.caption.setWordWrap(True)          # its own line: the figure of a failure is never clipped
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(bar)
+        lay.addWidget(self.caption)
         lay.addWidget(self.plotter.interactor, 1)
         self.actors: dict[str, object] = {}
         self._matrices: dict[str, vtkMatrix4x4] = {}
@@ -119,6 +157,7 @@ class QtViewport(QWidget):
         for ghost, _m in self._key_ghosts.values():
             self.plotter.remove_actor(ghost, render=False)
         self._key_ghosts.clear()
+        self.look.clear()
         self.clear_ghost()
         self._matrices.clear()
         self._colors.clear()
@@ -163,6 +202,7 @@ class QtViewport(QWidget):
                 m.DeepCopy(w.ravel())
         self._draw_key_ghost(world)
         self._draw_failures()
+        self.look.update()
         self._apply_camera()
         self._caption()
         self.plotter.render()
@@ -178,6 +218,7 @@ class QtViewport(QWidget):
 
     def _on_selection(self, _bodies) -> None:
         self._draw_failures(force=True)
+        self.look.update()
         self._caption()
         self.plotter.render()
 
@@ -196,7 +237,7 @@ class QtViewport(QWidget):
 
     def _draw_failures(self, force: bool = False) -> None:
         fails = self.session.failures_at.get(self.playhead.frame, [])
-        key = (tuple(fails), self.playhead.selected)
+        key = (tuple(fails), self.playhead.selected, self.look.xray.isChecked())
         if key == self._drawn_failures and not force:
             return
         self._drawn_failures = key
@@ -204,14 +245,22 @@ class QtViewport(QWidget):
         for b in self.playhead.selected:
             if b in colors:
                 colors[b] = SELECTED_COLOR
-        # painted in rising order of weight, so a required failure wins over an advisory one on a body,
+        # tinted in rising order of weight, so a required failure wins over an advisory one on a body,
         # and penetration wins among the required
         for f in sorted(fails, key=lambda f: (f.required, f.kind == "penetration")):
             for b in f.bodies:
                 if b in colors:
-                    colors[b] = FAILURE_COLORS[f.kind] if f.required else ADVISORY_COLOR
+                    colors[b] = tint(self._colors[b], FAILURE_COLORS[f.kind] if f.required else ADVISORY_COLOR)
+        # a penetrating pair turns translucent, so its overlap (inside both bodies) can be seen
+        see_through = {b for f in fails if f.kind == "penetration" and f.point is not None for b in f.bodies}
         for name, actor in self.actors.items():
             actor.prop.color = colors[name]
+            actor.prop.opacity = PENETRATING_OPACITY if name in see_through else 1.0
+        self.plotter.remove_actor("overlap-marks", render=False)
+        marks = overlap_marks(fails, self.scene_size())
+        if marks is not None:
+            self.plotter.add_mesh(marks, color=OVERLAP_COLOR, name="overlap-marks", render=False,
+                                  reset_camera=False, lighting=False)
         self.plotter.remove_actor("failure-labels", render=False)
         labelled = [f for f in fails if f.point is not None]
         if labelled:
@@ -220,8 +269,20 @@ class QtViewport(QWidget):
                                           point_size=8, text_color="white", shape_opacity=0.6,
                                           always_visible=True, render=False, reset_camera=False)
 
+    def scene_size(self) -> float:
+        """The diagonal of the bodies' bounds (m), for markers that read at any scale."""
+        if not self.actors:
+            return 1.0
+        b = np.array([a.GetBounds() for a in self.actors.values()])
+        lo, hi = b[:, 0::2].min(axis=0), b[:, 1::2].max(axis=0)
+        return float(max(0.1, np.linalg.norm(hi - lo)))
+
     def body_color(self, name: str) -> tuple:
         return tuple(self.actors[name].prop.color.float_rgb)
+
+    def failure_color(self, name: str, kind: str, required: bool = True) -> tuple:
+        """The colour a body takes when a failure of `kind` names it: its own, tinted."""
+        return tint(self._colors[name], FAILURE_COLORS[kind] if required else ADVISORY_COLOR)
 
     # ---- repair preview --------------------------------------------------
     def show_ghost(self, world: dict[str, np.ndarray]) -> None:

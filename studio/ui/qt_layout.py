@@ -1,0 +1,52 @@
+"""Where the docks sit, kept per user: saved to the user's config when a project
+closes, restored when the next one opens, and reset to the studio's default
+(View › Reset layout). The default fits 1280×720: the docks of one side share
+tabs rather than splitting a short column into rows nobody can read."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+LAYOUT_VERSION = 2          # bump when the docks change, so an old saved layout is not forced on new docks
+
+
+def layout_file() -> Path:
+    """The per-user layout file, beside the user's other Keypose settings."""
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "keypose-studio" / "layout.ini"
+
+
+def _settings() -> QSettings:
+    return QSettings(str(layout_file()), QSettings.Format.IniFormat)
+
+
+def save_layout(window: QMainWindow) -> None:
+    s = _settings()
+    s.setValue("window/geometry", window.saveGeometry())
+    s.setValue("window/docks", window.saveState(LAYOUT_VERSION))
+    s.sync()
+
+
+def restore_layout(window: QMainWindow) -> bool:
+    """Put the docks where this user left them; False if nothing (readable) was saved."""
+    s = _settings()
+    docks = s.value("window/docks")
+    if not isinstance(docks, QByteArray) or docks.isEmpty():
+        return False
+    return bool(window.restoreState(docks, LAYOUT_VERSION))
+
+
+def restore_geometry(window: QMainWindow) -> bool:
+    geometry = _settings().value("window/geometry")
+    return isinstance(geometry, QByteArray) and not geometry.isEmpty() and bool(window.restoreGeometry(geometry))
+
+
+def tabify_side(window: QMainWindow, docks: list[QDockWidget]) -> None:
+    """Stack the docks of one side as tabs, the first one in front."""
+    for d in docks[1:]:
+        window.tabifyDockWidget(docks[0], d)
+    if docks:
+        docks[0].raise_()
