@@ -7,7 +7,7 @@ JointLimits {joint, frames: [first, last], value, limit}, EventsSatisfied
 {event, kind, window, reason}, AnimationWellFormed {frame(s), body | joint | state,
 reason}, ContactSlip {frame, body, support, slip_m, while}, SupportMargin
 {frame, group, margin_m}, Continuity {frame, body | joint, what, value, limit}.
-The text names the bodies and the figure ("crate slips 3.1 mm on floor").
+The text names the bodies and the figure ("box slips 3.1 mm on floor").
 """
 from __future__ import annotations
 
