@@ -169,3 +169,27 @@ def test_compare_two_key_states_side_by_side_in_synced_views(qtbot, tmp_path):
     dialog.pick[1].setCurrentText(first)                            # A against itself: nothing differs
     assert dialog.differ == []
     dialog.reject()
+
+
+def test_a_key_dragged_along_the_ruler_moves_to_the_frame_it_is_dropped_on(qtbot, tmp_project):
+    from PySide6.QtCore import QPoint
+    from studio.ui.qt_scrubber import RULER_H
+    w = open_window(qtbot, tmp_project)
+    bar = w.scrubber.bar
+    y = RULER_H // 2
+    start = QPoint(round(bar.x_of(1025)), y)               # s2's tick
+    end = QPoint(round(bar.x_of(1035)), y)
+    qtbot.mousePress(bar, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    qtbot.mouseMove(bar, end)
+    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtCore import QEvent, QPointF
+    bar.mouseMoveEvent(QMouseEvent(QEvent.Type.MouseMove, QPointF(end), QPointF(bar.mapToGlobal(end)),
+                                   Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton,
+                                   Qt.KeyboardModifier.NoModifier))
+    assert bar.dragging is not None and bar.dragging[0] == "s2"
+    qtbot.mouseRelease(bar, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+    moved = get_state(tmp_project, "s2").frame
+    assert moved == bar.frame_at(end.x()) and moved != 1025
+    assert w.undo_action.text().startswith("Undo") and "s2" in w.undo_action.text()
+    w.undo_action.trigger()
+    assert get_state(tmp_project, "s2").frame == 1025

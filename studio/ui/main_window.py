@@ -196,6 +196,7 @@ class MainWindow(QMainWindow):
         self.playhead.set_frame(self.playhead.first)
         self.viewport = QtViewport(self.qsession, self.playhead)
         self.scrubber = QtScrubber(self.qsession, self.playhead)
+        self.scrubber.bar.key_moved.connect(self.move_key)
         self.manipulator = Manipulator(self.viewport, lambda: self.stack)
         self.manipulator.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
         centre = QSplitter(Qt.Orientation.Vertical)
@@ -248,6 +249,17 @@ class MainWindow(QMainWindow):
         jobs = getattr(self, "panels", {}).get("Jobs")
         if jobs is not None:
             jobs.exporter.choose()
+
+    def move_key(self, state_id: str, frame: int) -> None:
+        """A key dragged along the ruler: one set_state call on the window's stack."""
+        from . import keying
+        try:
+            keying.move_key(self.session, self.stack, state_id, frame)
+        except ValueError as e:
+            self.statusBar().showMessage(str(e), 8000)
+            return
+        self.session.refresh()
+        self.statusBar().showMessage(f"Moved {state_id} to frame {frame}", 6000)
 
     def compare_states(self, a: str | None = None, b: str | None = None, modal: bool = True):
         """State A and state B side by side in two synced views (A: the key at the playhead)."""

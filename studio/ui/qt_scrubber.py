@@ -24,6 +24,7 @@ from .qt_session import QtSession
 
 PIN_HIT_PX = 5
 MARGIN = 10
+KEY_HIT_PX = 4              # how near a key's tick a press on the ruler grabs it
 RULER_H = 18                 # frame numbers and key ticks with names
 LANE_H = 13
 REQUIRED_Y = RULER_H + 2
@@ -47,6 +48,7 @@ class PinBar(QWidget):
     """The time bar itself; reads frames, states and failures from the session and playhead."""
 
     pin_clicked = Signal(int, object)      # frame, [Failure]
+    key_moved = Signal(str, int)           # a key dragged along the ruler: state id, new frame
 
     def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
         super().__init__(parent)
@@ -55,6 +57,7 @@ class PinBar(QWidget):
         self.setMouseTracking(True)
         self._runs_key = None
         self._runs: dict[str, list[Run]] = {"required": [], "advisory": []}
+        self.dragging: tuple[str, int] | None = None      # (key, frame it is dragged to)
         qsession.changed.connect(self.update)
         playhead.frame_changed.connect(lambda _f: self.update())
         playhead.range_changed.connect(lambda _a, _b: self.update())
@@ -136,6 +139,14 @@ class PinBar(QWidget):
         for s in self.session.states:
             x = int(self.x_of(s.frame))
             p.drawLine(x, 0, x, BAR_H)
+        if self.dragging is not None:              # where a dragged key will land
+            x = int(self.x_of(self.dragging[1]))
+            p.setPen(QPen(QColor("#f0c808"), 2, Qt.PenStyle.DashLine))
+            p.drawLine(x, 0, x, BAR_H)
+            p.drawText(x + 3, fm.ascent(), f"{self.dragging[0]} → {self.dragging[1]}")
+            p.setPen(QPen(QColor("#8fc1ff"), 1))
+        for s in self.session.states:
+            x = int(self.x_of(s.frame))
             width = fm.horizontalAdvance(s.id)
             if x + 3 > names_right and x + 3 + width < w:
                 p.drawText(x + 3, fm.ascent(), s.id)
@@ -187,8 +198,30 @@ class PinBar(QWidget):
         self._rects_key, self._rects = key, (rects, labels)
         return self._rects
 
+    def key_near(self, x: float) -> str | None:
+        """The key state whose tick is within a few pixels of x on the ruler, if any."""
+        best, best_d = None, KEY_HIT_PX + 1
+        for st in self.session.states:
+            d = abs(self.x_of(st.frame) - x)
+            if d < best_d:
+                best, best_d = st.id, d
+        return best
+
+    def mouseReleaseEvent(self, e) -> None:
+        if self.dragging is not None:
+            (key, frame), self.dragging = self.dragging, None
+            if frame != next((s.frame for s in self.session.states if s.id == key), frame):
+                self.key_moved.emit(key, frame)
+            self.update()
+
     def mousePressEvent(self, e) -> None:
         x, y = e.position().x(), e.position().y()
+        key = self.key_near(x) if y < RULER_H else None
+        if key is not None:                  # a key's tick on the ruler: drag it to move the key
+            frame = next(s.frame for s in self.session.states if s.id == key)
+            self.dragging = (key, frame)
+            self.playhead.set_frame(frame)
+            return
         lane = self.lane_at(y)
         run = self.run_near(x, lane) if lane else None
         if run is not None:
@@ -198,6 +231,13 @@ class PinBar(QWidget):
 
     def mouseMoveEvent(self, e) -> None:
         x = e.position().x()
+        if self.dragging is not None:
+            frame = self.frame_at(x)
+            self.dragging = (self.dragging[0], frame)
+            self.playhead.set_frame(frame)
+            self.setToolTip(f"move {self.dragging[0]} to frame {frame}")
+            self.update()
+            return
         if e.buttons() & Qt.MouseButton.LeftButton:
             self.playhead.set_frame(self.frame_at(x))
         lane = self.lane_at(e.position().y())
