@@ -262,7 +262,16 @@ def candidates(trial: FilmTrial, run: FailingRun, rejected: list[list[dict]] | N
     """Every candidate for the run, smallest edit first; a rejected edit is left out."""
     rejected = rejected or []
     out = param_candidates(trial, run) + tool_candidates(trial, run) + key_candidates(trial, run)
-    return [c for c in out if _sans_ends(c[2]) not in [_sans_ends(r) for r in rejected]]
+    out = [c for c in out if _sans_ends(c[2]) not in [_sans_ends(r) for r in rejected]]
+    turned_down = {_kind(r) for r in rejected}
+    return sorted(out, key=lambda c: c[0] in turned_down)       # a kind a person turned down comes last
+
+
+def _kind(changes: list[dict]) -> str:
+    if any(c["kind"] == "insert_state" and c.get("split") for c in changes):
+        return "key"
+    seg = next((c for c in changes if c["kind"] == "segment"), None)
+    return "params" if seg and seg["tool"] == seg.get("from", {}).get("tool") else "tool"
 
 
 def _sans_ends(changes: list[dict]) -> list:
