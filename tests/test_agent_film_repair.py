@@ -1,0 +1,197 @@
+"""Repairs of baked motion on films built in the tests (truth by construction):
+each fault gets a verified proposal that removes it, and applying then undoing
+it restores the exact hashes; a stale proposal and a hostile model reply are
+refused with the reason."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from calls_scenes import fingerprint
+from chat_server import ChatServer
+from motion_films import REVIEWER, floating_film, grasp_film, jamb_film, limit_film
+
+from studio.agent.client import ModelClient
+from studio.agent.errors import AgentError
+from studio.agent.film_loop import repair_film
+from studio.agent.motion_repair import approve_film_repair, propose_film
+from studio.agent.motion_trial import FilmTrial
+from studio.agent.repairs import get_proposal, reject
+from studio.checks.report import failing_required
+from studio.checks.run import verify_film
+from studio.cli import main
+from studio.store.project import Project
+from studio.timeline.commands import BakeSegment, CommandStack
+from studio.timeline.reviews import list_reviews, reviewer_kinds
+from studio.timeline.film import load_segment
+
+
+def _verdicts(project) -> dict:
+    return {r.name: r for r in verify_film(project)}
+
+
+def _apply_then_undo(project, proposal, check: str) -> None:
+    """The proposal removes the check's failure in the stored film; undo gives back the exact hashes."""
+    before = fingerprint(project)
+    stack = CommandStack()
+    cmd = approve_film_repair(project, proposal.id, stack, reviewer=REVIEWER)
+    after = _verdicts(project)
+    assert after[check].verdict in ("pass", "not_applicable"), after[check].evidence[:2]
+    assert not failing_required(list(after.values()))
+    assert set(cmd.baked) <= set(fingerprint(project)["tracks"])
+    assert get_proposal(project, proposal.id).status == "approved"
+    stack.undo()
+    assert fingerprint(project) == before
+    assert get_proposal(project, proposal.id).status == "proposed"
+
+
+def test_a_path_that_clips_a_jamb_gets_a_key_state_pushed_clear(tmp_path):
+    project = jamb_film(tmp_path / "jamb")
+    assert _verdicts(project)["NoPenetration"].verdict == "fail"
+    made = propose_film(project)
+    assert [r.check for r in made.runs] == ["NoPenetration"]
+    p = made.proposals[0]
+    assert p.check_name == "NoPenetration" and p.target == "film:out..in"
+    inserted = [c for c in p.changes if c["kind"] == "insert_state"]
+    assert len(inserted) == 1 and 1012 <= inserted[0]["frame"] <= 1014 and inserted[0]["split"] == "out..in"
+    assert inserted[0]["pose"]["roots"]["crate"][1] < 0.2            # pushed towards the opening (-y)
+    assert "removes 3 penetrating frames at 1012–1014; adds none" in p.summary
+    _apply_then_undo(project, p, "NoPenetration")
+    project.close()
+
+
+def test_a_box_left_floating_after_its_release_is_dropped_to_the_table(tmp_path):
+    project = floating_film(tmp_path / "floating")
+    sup = _verdicts(project)["Supported"]
+    assert sup.verdict == "fail" and sup.evidence[0]["frame"] == 1007
+    p = propose_film(project).proposals[0]
+    key = next(c for c in p.changes if c["kind"] == "insert_state")
+    assert key["frame"] == 1007 and abs(key["pose"]["roots"]["parcel"][2] - 0.6) < 2e-3   # resting on the table
+    assert "removes 16 floating frames at 1007–1022" in p.summary
+    _apply_then_undo(project, p, "Supported")
+    project.close()
+
+
+def test_a_grasp_that_never_happens_gets_a_key_state_reaching_the_plate(tmp_path):
+    project = grasp_film(tmp_path / "grasp")
+    ev = _verdicts(project)["EventsSatisfied"]
+    assert ev.verdict == "fail" and ev.evidence[0]["event"] == "pick"
+    p = propose_film(project).proposals[0]
+    key = next(c for c in p.changes if c["kind"] == "insert_state")
+    assert 1009 <= key["frame"] <= 1017 and "meets event pick; adds none" in p.summary
+    _apply_then_undo(project, p, "EventsSatisfied")
+    project.close()
+
+
+def test_a_joint_past_its_limit_is_re_baked_by_a_registered_tool_or_keyed_within_limits(tmp_path):
+    project = limit_film(tmp_path / "limit")
+    made = propose_film(project)
+    limits = [p for p in made.proposals if p.check_name == "JointLimits"]
+    kinds = {c["kind"] for p in limits for c in p.changes}
+    assert kinds == {"segment", "insert_state"}                     # switch the tool; or key a clamped pose
+    switch = next(p for p in limits if p.changes[-1]["kind"] == "segment")
+    assert switch.changes[-1]["tool"] == "interpolate" and "removes 14 past-limit frames at 1007–1020" in switch.summary
+    key = next(p for p in limits if p.changes[-1]["kind"] == "insert_state").changes[-1]
+    assert key["pose"]["joints"]["elbow"] <= 2.4
+    _apply_then_undo(project, switch, "JointLimits")
+    project.close()
+
+
+def test_approving_a_key_state_repair_records_the_reviewer_and_bakes_only_touched_segments(tmp_path):
+    project = jamb_film(tmp_path / "jamb")
+    p = propose_film(project).proposals[0]
+    cmd = approve_film_repair(project, p.id, reviewer=REVIEWER)
+    key = cmd.keyed[0]
+    assert [r.reviewer for r in list_reviews(project, key)] == [REVIEWER]
+    assert sorted(cmd.baked) == sorted([f"out..{key}", f"{key}..in"])
+    rows = [json.loads(r["detail"])["tool"] for r in project.db.query(
+        "SELECT detail FROM audit WHERE action = 'tool call' ORDER BY id") if r]
+    assert rows[-6:] == ["set_state", "run_verifiers", "set_plan", "review_state", "author_segment",
+                         "author_segment"]
+    project.close()
+
+
+def test_a_proposal_whose_segment_changed_since_is_refused_as_stale(tmp_path):
+    project = jamb_film(tmp_path / "jamb")
+    p = propose_film(project).proposals[0]
+    tracks = load_segment(project, "out..in")
+    tracks.roots["crate"][1:-1, 2] -= 0.01                          # someone re-baked it a centimetre lower
+    CommandStack().run(BakeSegment(project, "out..in", tracks, "interpolate", REVIEWER))
+    before = fingerprint(project)
+    with pytest.raises(AgentError, match=r"repair 1 is stale: segment out..in was re-baked since the proposal"):
+        approve_film_repair(project, p.id, reviewer=REVIEWER)
+    assert fingerprint(project) == before and get_proposal(project, p.id).status == "proposed"
+    project.close()
+
+
+def test_a_rejection_note_is_read_by_the_next_proposal(tmp_path):
+    project = jamb_film(tmp_path / "jamb")
+    first = propose_film(project).proposals[0]
+    reject(project, first.id, "do not push it sideways so late", reviewer=REVIEWER)
+    again = propose_film(project).proposals
+    assert all(p.changes[-1] != first.changes[-1] for p in again)
+    with ChatServer([{"content": json.dumps({"summary": "lower it", "changes": [
+            {"kind": "insert_state", "frame": 1013, "roots": {"crate": [0, 0.18, 1.0, 1, 0, 0, 0]}}]})}]) as chat:
+        client = ModelClient(chat.base_url, "scripted", None, timeout=5, max_retries=0)
+        trial = FilmTrial(project)
+        from studio.agent.model_motion_repair import propose_film_with_model
+        propose_film_with_model(project, client, trial, propose_film(project, store=False, trial=trial).runs)
+        prompt = chat.requests[0]["body"]["messages"][1]["content"]
+    assert "do not push it sideways so late" in prompt
+    project.close()
+
+
+def test_a_model_proposal_naming_a_missing_body_is_refused_with_the_field(tmp_path):
+    project = jamb_film(tmp_path / "jamb")
+    bad = {"summary": "move the ghost", "changes": [
+        {"kind": "insert_state", "frame": 1013, "roots": {"ghost": [0, 0, 1, 1, 0, 0, 0]}}]}
+    good = {"summary": "slide it into the opening", "changes": [
+        {"kind": "insert_state", "frame": 1013, "roots": {"crate": [0, 0.15, 1.0, 1, 0, 0, 0]}}]}
+    from studio.agent.model_motion_repair import propose_film_with_model
+    with ChatServer([{"content": json.dumps(bad)}, {"content": json.dumps(good)}]) as chat:
+        client = ModelClient(chat.base_url, "scripted", None, timeout=5, max_retries=0)
+        trial = FilmTrial(project)
+        out = propose_film_with_model(project, client, trial, propose_film(project, store=False, trial=trial).runs)
+        refusal = chat.requests[1]["body"]["messages"][-1]["content"]
+    assert "changes[0].roots.ghost: no root body 'ghost'" in refusal
+    assert len(out.proposals) == 1 and out.proposals[0].source == "model"
+    assert "removes 3 penetrating frames" in out.proposals[0].summary
+    project.close()
+
+
+def test_the_loop_applies_verified_repairs_as_a_batch_run_until_the_film_passes(tmp_path):
+    project = limit_film(tmp_path / "limit")
+    seen = []
+    result = repair_film(project, until_pass=True, approve_verified=True, max_rounds=4, on_round=seen.append)
+    assert result.passing and result.applied >= 1 and len(result.rounds) == len(seen) >= 1
+    assert seen[0].failing and "JointLimits: fail" in seen[0].failing
+    kinds = reviewer_kinds(project)
+    assert {r.reviewer for r in list_reviews(project)} == {REVIEWER}   # no key state inserted, none reviewed
+    actors = {r["actor"] for r in project.db.query("SELECT actor FROM audit WHERE action = 'approve repair'")}
+    assert actors == {"batch"} and kinds.get(REVIEWER) == "person"
+    project.close()
+
+
+def test_cli_film_until_pass_reports_rounds_and_batch_reviews(tmp_path, capsys):
+    jamb_film(tmp_path / "jamb").close()
+    assert main(["agent", "repair", str(tmp_path / "jamb"), "--film", "--offline", "--until-pass",
+                 "--approve-verified", "--max-rounds", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "round 1: required failing: NoPenetration: fail; 1 failing run(s)" in out
+    assert "required checks pass" in out and "reviewer 'batch'" in out
+    with Project.open(tmp_path / "jamb") as project:
+        keyed = [r for r in list_reviews(project) if r.reviewer == "batch"]
+        assert len(keyed) == 1 and reviewer_kinds(project)["batch"] == "batch"
+        assert not failing_required(verify_film(project))
+
+
+def test_cli_interval_proposes_and_apply_by_id(tmp_path, capsys):
+    jamb_film(tmp_path / "jamb").close()
+    path = str(tmp_path / "jamb")
+    assert main(["agent", "repair", path, "--interval", "1100..1200", "--offline"]) == 1   # nothing fails there
+    assert main(["agent", "repair", path, "--interval", "1010..1016", "--offline"]) == 0
+    assert "#1 [proposed] film:out..in NoPenetration (offline)" in capsys.readouterr().out
+    assert main(["agent", "repair", path, "--apply", "1", "--reviewer", REVIEWER]) == 0
+    assert f"approved by {REVIEWER} with the repair" in capsys.readouterr().out
+    assert main(["agent", "repair", path, "--interval", "1016..1010"]) == 2
+    assert "--interval '1016..1010': expected A..B" in capsys.readouterr().err
