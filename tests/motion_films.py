@@ -128,3 +128,24 @@ def limit_film(path) -> Project:
     save_segment(project, "bent..bent_again", take, "imported take", bounds_hash(project, "bent..bent_again", scene),
                  actor=REVIEWER)
     return project
+
+
+def doorway_source(path) -> Project:
+    """A crate flown through a doorway by three approved key states (out, in the opening, in),
+    from which the single-pass baseline flies it straight through the wall."""
+    project = Project.create(path, name="passage", fps=24, frame_start=A)
+    box = ToolBox(project, actor=REVIEWER)
+    _body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
+    _body(box, "jamb_l", [0.1, 1.2, 2.0], [0, 0.9, 1.0, 1, 0, 0, 0], kind="static")
+    _body(box, "jamb_r", [0.1, 1.2, 2.0], [0, -0.9, 1.0, 1, 0, 0, 0], kind="static")
+    _body(box, "crate", [0.2, 0.2, 0.2], [-1, 0.7, 1.0, 1, 0, 0, 0], flags=["self_propelled"])
+    _camera(box)
+    box.call("set_plan", {"plan": plan([("out", A), ("door", 1013), ("in", B)], ["crate"], [],
+                                       [{"segment": "out..door", "tool": "interpolate", "params": {}},
+                                        {"segment": "door..in", "tool": "interpolate", "params": {}}])})
+    _key(box, "out", A, {"crate": [-1, 0.7, 1.0, 1, 0, 0, 0]})
+    _key(box, "door", 1013, {"crate": [0, 0, 1.0, 1, 0, 0, 0]})
+    _key(box, "in", B, {"crate": [1, 0.7, 1.0, 1, 0, 0, 0]})
+    box.call("author_segment", {"segment": "out..door"})
+    box.call("author_segment", {"segment": "door..in"})
+    return project

@@ -37,6 +37,7 @@ from .offline import (MARGIN, _chain, _mover, _root_change, _world_vertices, flo
 from .repairs import apply_changes
 from .verify import check_pose
 
+CLEARANCES = (MARGIN, 0.02, 0.05, 0.1)       # metres beyond a clean separation, for a detour
 Candidate = tuple[str, str, list[dict]]       # (kind: params|tool|key, summary, changes)
 
 
@@ -89,10 +90,13 @@ def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str,
         ax = np.asarray(axis)
         if ax[2] < 0:
             continue
-        dist = float((theirs @ ax).max() - (mine @ ax).min()) + MARGIN
-        if 0 < dist < 1.0:
-            out.append((f"move {root} {dist * 1000:.0f} mm along {'+-'[int(ax.sum() < 0)]}"
-                        f"{'xyz'[int(np.argmax(np.abs(ax)))]} clear of {other}", [_root_change(pose, root, ax * dist)]))
+        clear = float((theirs @ ax).max() - (mine @ ax).min())
+        for extra in CLEARANCES:                 # the in-betweens either side need room too
+            dist = clear + extra
+            if 0 < dist < 1.0:
+                out.append((f"move {root} {dist * 1000:.0f} mm along {'+-'[int(ax.sum() < 0)]}"
+                            f"{'xyz'[int(np.argmax(np.abs(ax)))]} clear of {other}",
+                            [_root_change(pose, root, ax * dist)]))
     return sorted(out, key=lambda c: float(np.linalg.norm(np.asarray(c[1][0]["to"][:3]) -
                                                             np.asarray(c[1][0]["from"][:3]))))
 

@@ -115,6 +115,8 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
                     on_event(f"  not baked: {summary}: {e}")
                 continue
             if not result.ok:
+                if on_event:
+                    on_event(f"  refused: {summary}: {result.effect}")
                 continue
             p = Proposal(f"{PREFIX}{run.segment}", run.check, list(run.key), f"{summary} — {result.effect}",
                          changes, "offline", {**result.verified(), "run": [run.start, run.end],

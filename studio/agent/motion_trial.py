@@ -125,6 +125,14 @@ class Outcome:
                 "added_required": self.added_required}
 
 
+def _name(key: tuple) -> str:
+    """A failure key in words: 'NoPenetration crate jamb_l', 'EventsSatisfied event pick'."""
+    if key[0] == "EventsSatisfied" and len(key) > 1 and key[1].startswith("{"):
+        import json
+        return f"EventsSatisfied event {json.loads(key[1]).get('event', '?')}"
+    return " ".join(map(str, key))
+
+
 def _span(frames: list[int]) -> str:
     return f"{frames[0]}" if frames[0] == frames[-1] else f"{frames[0]}–{frames[-1]}"
 
@@ -197,17 +205,13 @@ class FilmTrial:
         now = inside(after_f.get(run.key, {}), near)
         if run.check == "EventsSatisfied":
             now = sorted(after_f.get(run.key, {}))
-        added: dict[tuple, list[int]] = {}
         window = range(lo, hi + 1)
-        for key, per in after_f.items():
-            if key[0] not in REQUIRED or key == run.key:
-                continue
-            new = sorted(set(inside(per, window)) - set(before_f.get(key, {})))
-            if new:
-                added[key] = new
-        fresh = failures(after, REQUIRED) - failures(self.base_reports, REQUIRED) - {run.key}
-        for key in fresh:
-            added.setdefault(key, [])
+        others = [k for k in set(before_f) | set(after_f) if k[0] in REQUIRED and k != run.key]
+        was_other = sum(len(inside(before_f.get(k, {}), window)) for k in others)
+        now_other = sum(len(inside(after_f.get(k, {}), window)) for k in others)
+        new_keys = {k: inside(after_f[k], window) for k in others if k in after_f and k not in before_f}
+        for key in failures(after, REQUIRED) - failures(self.base_reports, REQUIRED) - {run.key}:
+            new_keys.setdefault(key, [])
         noun = NOUN.get(run.check, "unmet-event")
         if run.check == "EventsSatisfied":
             words = [f"meets event {run.evidence.get('event')}" if not now else
@@ -216,9 +220,18 @@ class FilmTrial:
             words = [f"removes {len(was) - len(now)} {noun} frames at {_span(was)}" if was else "removes none"]
             if now:
                 words[0] += f" ({len(now)} left at {_span(now)})"
-        words.append("adds none" if not added else
-                     "adds " + "; ".join(f"{' '.join(map(str, k))}" + (f" at {_span(v)}" if v else "")
-                                         for k, v in sorted(added.items())))
+        if new_keys:
+            words.append("adds " + "; ".join(_name(k) + (f" at {_span(v)}" if v else "")
+                                             for k, v in sorted(new_keys.items())))
+        elif now_other > was_other:
+            words.append(f"adds {now_other - was_other} failing frames of other required checks")
+        else:
+            words.append("adds none")
+            if now_other != was_other:
+                words.append(f"other required failing frames {was_other} → {now_other}")
+        added = {k: v for k, v in new_keys.items()}
+        if now_other > was_other and not added:
+            added[("frames",)] = list(range(now_other - was_other))
         words += self._advisory(after, run, (lo, hi))
         ok = not now and not added
         return Outcome(ok, "; ".join(words), (lo, hi), len(was) - len(now),
