@@ -54,13 +54,13 @@ class LoopResult:
 
 def repair_film(project: Project, *, until_pass: bool = False, max_rounds: int = 10, approve_verified: bool = False,
                 interval: tuple[int, int] | None = None, client=None, stack: CommandStack | None = None,
-                on_round: Callable[[Round], None] | None = None) -> LoopResult:
+                on_round: Callable[[Round], None] | None = None, whole: bool = False) -> LoopResult:
     stack = stack or CommandStack()
     out = LoopResult()
     rounds = max_rounds if approve_verified else 1
     for n in range(1, rounds + 1):
         t0 = time.perf_counter()
-        trial = FilmTrial(project)
+        trial = FilmTrial(project, whole=whole)
         failing = failing_required(trial.base_reports)
         if not failing and until_pass:
             out.passing, out.stopped = True, "the required checks pass"

@@ -109,6 +109,37 @@ def splice(film: Tracks, part: Tracks) -> Tracks:
     return Tracks(film.frame_start, roots, joints)
 
 
+def rebake(project: Project, scene: Scene, plan: dict, states: dict[str, State], film: Tracks,
+           changes: list[dict], touched: list[str]) -> tuple[Tracks, list[tuple], tuple[int, int]]:
+    """The film with the touched segments baked in memory, the inserted key states, the frames re-baked."""
+    states = dict(states)
+    inserted = []
+    for c in changes:
+        if c["kind"] == "insert_state":
+            pose = Pose.from_dict(c["pose"], scene, where=f"insert_state {c['state']}.pose").completed(scene)
+            states[c["state"]] = State(c["state"], int(c["frame"]), pose)
+            inserted.append((int(c["frame"]), pose, c["state"]))
+    tracks, lo, hi = film, film.frame_end, film.frame_start
+    for seg in touched:
+        part = bake_in_memory(project, scene, plan, states, seg)
+        if part.frame_start < film.frame_start or part.frame_end > film.frame_end:
+            raise RepairUnfit(f"segment {seg} reaches outside the film")
+        tracks = splice(tracks, part)
+        lo, hi = min(lo, part.frame_start), max(hi, part.frame_end)
+    return tracks, inserted, (lo, hi)
+
+
+def scratch_film(project: Project, changes: list[dict], scene: Scene | None = None) -> tuple[Tracks, Tracks]:
+    """The film as stored and as the changes would make it (not verified, nothing stored): a preview."""
+    scene = scene or load_scene(project)
+    film = load_film_tracks(project)
+    if film is None:
+        raise ValueError(f"{project.path}: nothing is baked yet")
+    plan, touched, _ = plan_after(project.get_doc("plan"), changes)
+    states = {s.id: State(s.id, s.frame, s.pose.completed(scene)) for s in list_states(project)}
+    return film, rebake(project, scene, plan, states, film, changes, touched)[0]
+
+
 @dataclass
 class Outcome:
     """A candidate's re-verified film and what changed on the interval."""
@@ -143,8 +174,8 @@ NOUN = {"NoPenetration": "penetrating", "Supported": "floating", "JointLimits": 
 class FilmTrial:
     """The film as baked and verified once; candidates re-baked and re-verified on their interval."""
 
-    def __init__(self, project: Project, scene: Scene | None = None):
-        self.project = project
+    def __init__(self, project: Project, scene: Scene | None = None, whole: bool = False):
+        self.project, self.whole = project, whole      # whole: re-bake and re-verify everything (a baseline)
         self.scene = scene or load_scene(project)
         self.plan = project.get_doc("plan") or {}
         tracks = load_film_tracks(project)
@@ -168,27 +199,21 @@ class FilmTrial:
 
     def run(self, changes: list[dict], margin: int = MARGIN) -> tuple[Tracks, list[Report], tuple[int, int]]:
         """The film with the changes baked in memory and re-verified; the interval it re-verified."""
-        plan, touched, _ = plan_after(self.plan, changes)
-        states = dict(self.states)
-        inserted = []
-        for c in changes:
-            if c["kind"] == "insert_state":
-                pose = Pose.from_dict(c["pose"], self.scene, where=f"insert_state {c['state']}.pose").completed(self.scene)
-                states[c["state"]] = State(c["state"], int(c["frame"]), pose)
-                inserted.append((int(c["frame"]), pose, c["state"]))
-        tracks = self.base_tracks
-        lo, hi = tracks.frame_end, tracks.frame_start
-        for seg in touched:
-            part = bake_in_memory(self.project, self.scene, plan, states, seg)
-            if part.frame_start < tracks.frame_start or part.frame_end > tracks.frame_end:
-                raise RepairUnfit(f"segment {seg} reaches outside the film")
-            tracks = splice(tracks, part)
-            lo, hi = min(lo, part.frame_start), max(hi, part.frame_end)
+        plan, touched, dropped = plan_after(self.plan, changes)
+        if self.whole:
+            touched = [s["segment"] for s in self.segments if s["segment"] not in dropped and s["segment"]
+                       not in touched] + touched
+        tracks, inserted, (lo, hi) = rebake(self.project, self.scene, plan, self.states, self.base_tracks,
+                                            changes, touched)
         lo, hi = max(tracks.frame_start, lo - margin), min(tracks.frame_end, hi + margin)
         self.check.tracks, self.check.reports = self.base_tracks, self.base_reports
         self.check.states = self.approved + inserted
         try:
-            reports = self.check.verify_interval(tracks, lo, hi)
+            if self.whole:
+                reports = FilmCheck(self.scene, self.check.meshes, plan=self.plan,
+                                    states=self.check.states).verify(tracks)
+            else:
+                reports = self.check.verify_interval(tracks, lo, hi)
         finally:
             self.check.tracks, self.check.reports, self.check.states = self.base_tracks, self.base_reports, self.approved
         return tracks, reports, (lo, hi)
