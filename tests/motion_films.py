@@ -149,3 +149,46 @@ def doorway_source(path) -> Project:
     box.call("author_segment", {"segment": "out..door"})
     box.call("author_segment", {"segment": "door..in"})
     return project
+
+
+def register_glide() -> None:
+    """A path tool registered by the test, as any tool module would: a root glides in the plane
+    through `waypoints` (its schema's via-points) from the first state to the second."""
+    from studio.scene.pose import Tracks
+    from studio.timeline.motion import MOTION_TOOLS, Authored, MotionTool, register
+
+    def glide(seg, params: dict) -> Authored:
+        body = params["body"]
+        a, b = np.asarray(seg.a.pose.roots[body], float), np.asarray(seg.b.pose.roots[body], float)
+        pts = np.array([a[:2], *[np.asarray(p, float) for p in params.get("waypoints", [])], b[:2]])
+        lengths = np.r_[0, np.cumsum(np.linalg.norm(np.diff(pts, axis=0), axis=1))]
+        s = np.linspace(0, lengths[-1], seg.frames)
+        xy = np.c_[np.interp(s, lengths, pts[:, 0]), np.interp(s, lengths, pts[:, 1])]
+        z = np.linspace(a[2], b[2], seg.frames)
+        roots = np.c_[xy, z, np.tile(a[3:], (seg.frames, 1))]
+        return Authored(Tracks(seg.a.frame, {body: roots}, {}))
+
+    if "glide" not in MOTION_TOOLS:
+        register(MotionTool("glide", "A root glides in the plane through via-points.", {
+            "type": "object", "additionalProperties": False, "required": ["body"],
+            "properties": {"body": {"type": "string"},
+                           "waypoints": {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2,
+                                                                   "items": {"type": "number"}}}}}, glide))
+
+
+def glide_film(path) -> Project:
+    """The jamb film with its crate on the glide tool and no via-point: its path clips the jamb."""
+    register_glide()
+    project = Project.create(path, name="glide", fps=24, frame_start=A)
+    box = ToolBox(project, actor=REVIEWER)
+    _body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
+    _body(box, "jamb_l", [0.1, 1.2, 2.0], [0, 0.9, 1.0, 1, 0, 0, 0], kind="static")
+    _body(box, "jamb_r", [0.1, 1.2, 2.0], [0, -0.9, 1.0, 1, 0, 0, 0], kind="static")
+    _body(box, "crate", [0.2, 0.2, 0.2], [-1, 0.25, 1.0, 1, 0, 0, 0], flags=["self_propelled"])
+    _camera(box)
+    box.call("set_plan", {"plan": plan([("out", A), ("in", B)], ["crate"], [],
+                                       [{"segment": "out..in", "tool": "glide", "params": {"body": "crate"}}])})
+    _key(box, "out", A, {"crate": [-1, 0.25, 1.0, 1, 0, 0, 0]})
+    _key(box, "in", B, {"crate": [1, 0.25, 1.0, 1, 0, 0, 0]})
+    box.call("author_segment", {"segment": "out..in"})
+    return project

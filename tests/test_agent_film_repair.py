@@ -195,3 +195,25 @@ def test_cli_interval_proposes_and_apply_by_id(tmp_path, capsys):
     assert f"approved by {REVIEWER} with the repair" in capsys.readouterr().out
     assert main(["agent", "repair", path, "--interval", "1016..1010"]) == 2
     assert "--interval '1016..1010': expected A..B" in capsys.readouterr().err
+
+
+@pytest.fixture
+def glide_tool():
+    """The test's path tool, registered for this test only."""
+    from studio.timeline.motion import MOTION_TOOLS
+    yield
+    MOTION_TOOLS.pop("glide", None)
+
+
+def test_a_path_tool_gets_a_via_point_from_its_schema(tmp_path, glide_tool):
+    from motion_films import glide_film
+    project = glide_film(tmp_path / "glide")
+    made = propose_film(project)
+    via = next(p for p in made.proposals if p.changes[-1]["kind"] == "segment")
+    change = via.changes[-1]
+    assert change["tool"] == "glide" and change["from"]["params"] == {"body": "crate"}
+    (x, y), = change["params"]["waypoints"]
+    assert abs(x) < 0.2 and y < 0.2                                  # through the opening, not the jamb
+    assert "via-point" in via.summary and "removes 3 penetrating frames" in via.summary
+    _apply_then_undo(project, via, "NoPenetration")
+    project.close()

@@ -27,7 +27,7 @@ from studio.store.project import Project
 from studio.timeline import film
 from studio.timeline.commands import Command, CommandStack
 from studio.timeline.gate import parse_segment
-from studio.timeline.plan import load_plan, segment_entry
+from studio.timeline.plan import PlanError, load_plan, segment_entry, validate_plan
 from studio.timeline.storyboard import content_hash, get_state
 
 from .errors import AgentError, ToolRefused
@@ -100,6 +100,11 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
     """Verified proposals for the film's failing runs (inside `interval` if given)."""
     t0 = time.perf_counter()
     trial = trial or FilmTrial(project)
+    try:                      # a repair is applied through set_plan, which refuses a plan that does not hold
+        validate_plan(trial.plan, trial.scene)
+    except PlanError as e:
+        raise AgentError(f"{project.path}: the stored plan does not hold ({e}); repairs change the plan "
+                         f"through set_plan, so correct the plan first") from None
     out = FilmProposals(runs=failing_runs(trial.base_reports, trial.segments, interval=interval,
                                           tracks=trial.base_tracks))
     for run in out.runs:
