@@ -54,7 +54,7 @@ def basis(project: Project, changes: list[dict]) -> dict:
         states = {}
         for sid in parse_segment(seg):
             st = get_state(project, sid)
-            states[sid] = content_hash(scene, st.pose) if st else None
+            states[sid] = content_hash(scene, st.pose, st.frame) if st else None
         out[seg] = {"tracks": rows[seg]["hash"], "entry": canonical_hash(segment_entry(plan, seg))[:16],
                     "states": states}
     return out
