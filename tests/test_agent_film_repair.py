@@ -217,3 +217,15 @@ def test_a_path_tool_gets_a_via_point_from_its_schema(tmp_path, glide_tool):
     assert "via-point" in via.summary and "removes 3 penetrating frames" in via.summary
     _apply_then_undo(project, via, "NoPenetration")
     project.close()
+
+
+def test_list_and_log_show_film_proposals(tmp_path, capsys):
+    jamb_film(tmp_path / "jamb").close()
+    path = str(tmp_path / "jamb")
+    assert main(["agent", "repair", path, "--film", "--offline"]) == 0
+    capsys.readouterr()
+    assert main(["agent", "repair", path, "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "key state key_1013 at 1013 splitting out..in" in out
+    assert main(["agent", "log", path]) == 0
+    assert "film:out..in NoPenetration" in capsys.readouterr().out

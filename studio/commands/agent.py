@@ -125,7 +125,12 @@ def _print_proposal(p) -> None:
     ok = p.verified.get("ok")
     print(f"  #{p.id} [{p.status}] {p.target} {p.check_name} ({p.source}{', verified' if ok else ''}): {p.summary}")
     for c in p.changes:
-        print(f"      {c['kind']} {c['name']}: {_short(c['from'])} -> {_short(c['to'])}")
+        if c["kind"] == "insert_state":
+            print(f"      key state {c['state']} at {c['frame']}" + (f" splitting {c['split']}" if c.get("split") else ""))
+        elif c["kind"] == "segment":
+            print(f"      segment {c['segment']}: {c.get('from', {}).get('tool')} -> {c['tool']} {json.dumps(c['params'])}")
+        else:
+            print(f"      {c['kind']} {c['name']}: {_short(c['from'])} -> {_short(c['to'])}")
     if p.note:
         print(f"      note: {p.note}")
 
