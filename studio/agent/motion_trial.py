@@ -14,8 +14,6 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-import numpy as np
-
 from studio.checks.report import ADVISORY, REQUIRED, Report
 from studio.checks.run import FilmCheck, approved_states
 from studio.scene.io import load_scene
@@ -281,7 +279,3 @@ class FilmTrial:
                 out.append(f"advisory {r.name} {len(new) - len(old):+d} frames")
         return out
 
-
-def tracks_equal(a: Tracks, b: Tracks) -> bool:
-    return a.frame_start == b.frame_start and all(np.array_equal(a.roots[k], b.roots[k]) for k in a.roots) and \
-        all(np.array_equal(a.joints[k], b.joints[k]) for k in a.joints)
