@@ -106,8 +106,8 @@ def test_approving_a_key_state_repair_records_the_reviewer_and_bakes_only_touche
     assert sorted(cmd.baked) == sorted([f"out..{key}", f"{key}..in"])
     rows = [json.loads(r["detail"])["tool"] for r in project.db.query(
         "SELECT detail FROM audit WHERE action = 'tool call' ORDER BY id") if r]
-    assert rows[-6:] == ["set_state", "run_verifiers", "set_plan", "review_state", "author_segment",
-                         "author_segment"]
+    assert rows[-7:] == ["set_state", "run_verifiers", "set_plan", "review_state", "drop_segment",
+                         "author_segment", "author_segment"]
     project.close()
 
 
@@ -229,3 +229,16 @@ def test_list_and_log_show_film_proposals(tmp_path, capsys):
     assert "key state key_1013 at 1013 splitting out..in" in out
     assert main(["agent", "log", path]) == 0
     assert "film:out..in NoPenetration" in capsys.readouterr().out
+
+
+def test_a_batch_repaired_film_replays_from_its_calls_to_the_same_film(tmp_path, capsys):
+    jamb_film(tmp_path / "jamb").close()
+    path = str(tmp_path / "jamb")
+    assert main(["agent", "repair", path, "--film", "--offline", "--until-pass", "--approve-verified"]) == 0
+    assert main(["agent", "log", path, "--calls", str(tmp_path / "calls.jsonl")]) == 0
+    assert "outside the tool layer" not in capsys.readouterr().err      # the repair's every edit is a call
+    assert main(["new", str(tmp_path / "again")]) == 0
+    assert main(["agent", "replay", str(tmp_path / "again"), str(tmp_path / "calls.jsonl")]) == 0
+    with Project.open(path) as a, Project.open(tmp_path / "again") as b:
+        fa, fb = fingerprint(a), fingerprint(b)
+        assert fa["film"] and fa == fb

@@ -11,8 +11,9 @@ is refused as stale, with the reason.
 
 Approving is one `ApplyFilmRepair` on the command stack: the edits go through
 the tool layer as the reviewer (set_state and run_verifiers for a new key
-state, set_plan, review_state for the key state the reviewer saw, the split
-segment dropped, author_segment for each touched segment only), so undo puts
+state, set_plan, review_state for the key state the reviewer saw,
+drop_segment for the segment it splits, author_segment for each touched
+segment only), so undo puts
 back the exact plan, states, reviews and tracks.
 """
 from __future__ import annotations
@@ -137,24 +138,6 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
 
 
 # ---- approving ---------------------------------------------------------------
-class DropSegment(Command):
-    """Remove a segment's baked tracks (a key state now splits it); undo stores them back."""
-
-    def __init__(self, project: Project, segment: str, actor: str):
-        self.project, self.segment, self.actor = project, segment, actor
-        self.label = f"drop segment {segment}"
-        self.before: tuple | None = None
-
-    def do(self) -> None:
-        row = next(r for r in film.list_segments(self.project) if r["segment"] == self.segment)
-        self.before = (film.load_segment(self.project, self.segment), row)
-        film.delete_segment(self.project, self.segment, actor=self.actor)
-
-    def undo(self) -> None:
-        tracks, row = self.before
-        film.save_segment(self.project, self.segment, tracks, row["tool"], row["bounds_hash"], actor=self.actor)
-
-
 def _state_args(c: dict) -> dict:
     return {"state": c["state"], "frame": int(c["frame"]), "shot": c.get("shot", ""),
             "description": c.get("description", "")[:2000], "roots": c["pose"]["roots"],
@@ -202,7 +185,7 @@ class ApplyFilmRepair(Command):
                     box.call("review_state", {"state": sid, "verdict": "approve",
                                               "note": f"key state of repair {p.id}, seen before and after"})
                 for seg in dropped:
-                    stack.run(DropSegment(self.project, seg, self.reviewer))
+                    box.call("drop_segment", {"segment": seg})
                 for seg in touched:
                     box.call("author_segment", {"segment": seg})
                 _set_status(self.project, p.id, "approved", "", self.reviewer, "approve repair")
