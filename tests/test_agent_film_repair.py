@@ -22,6 +22,7 @@ from studio.checks.run import verify_film
 from studio.cli import main
 from studio.store.project import Project
 from studio.timeline.commands import BakeSegment, CommandStack
+from studio.timeline.motion import motion_tools
 from studio.timeline.reviews import list_reviews, reviewer_kinds
 from studio.timeline.film import load_segment
 
@@ -64,10 +65,20 @@ def test_a_box_left_floating_after_its_release_is_dropped_to_the_table(tmp_path)
     project = floating_film(tmp_path / "floating")
     sup = _verdicts(project)["Supported"]
     assert sup.verdict == "fail" and sup.evidence[0]["frame"] == 1007
-    p = propose_film(project).proposals[0]
-    key = next(c for c in p.changes if c["kind"] == "insert_state")
+    p = next(p for p in propose_film(project).proposals if p.changes[-1]["kind"] == "insert_state")
+    key = p.changes[-1]
     assert key["frame"] == 1007 and abs(key["pose"]["roots"]["parcel"][2] - 0.6) < 2e-3   # resting on the table
     assert "removes 16 floating frames at 1007–1022" in p.summary
+    _apply_then_undo(project, p, "Supported")
+    project.close()
+
+
+@pytest.mark.skipif("simulate" not in motion_tools(), reason="no simulate motion tool is registered")
+def test_a_box_left_floating_can_instead_drop_by_simulation(tmp_path):
+    project = floating_film(tmp_path / "floating")
+    p = next(p for p in propose_film(project).proposals if p.changes[-1]["kind"] == "segment")
+    assert p.changes[-1]["tool"] == "simulate" and p.changes[-1]["params"] == {"bodies": ["parcel"]}
+    assert "interpolate → simulate" in p.summary and "removes 16 floating frames at 1007–1022" in p.summary
     _apply_then_undo(project, p, "Supported")
     project.close()
 

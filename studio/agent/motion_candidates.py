@@ -219,9 +219,13 @@ def param_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
                       dict(params, waypoints=pts[:at] + [[round(to[0], 4), round(to[1], 4)]] + pts[at:]))
         if "step_height" in props:
             cur = float(params.get("step_height", 0.05))
-            for v in (cur * 1.5, cur * 2.0):
-                if v <= float(props["step_height"].get("maximum", 1.0)):
-                    offer(f"higher steps: step_height {cur:g} → {v:g}", dict(params, step_height=round(v, 4)))
+            pose = trial.pose_at(run.worst).completed(trial.scene)
+            other = run.evidence["b"] if trial.scene.body(run.evidence["a"]).is_static is False else run.evidence["a"]
+            top = float(_world_vertices(trial.project, trial.scene, pose_world(trial.scene, pose), other)[:, 2].max())
+            for v in sorted({round(top + 0.005, 4), round(top + 0.01, 4), round(cur * 1.5, 4), round(cur * 2.0, 4)}):
+                if cur < v <= float(props["step_height"].get("maximum", 1.0)):
+                    offer(f"higher steps: step_height {cur:g} → {v:g} (the top of {other} is at {top:.3f} m)",
+                          dict(params, step_height=v))
         rot = props.get("rotation", {}).get("enum")
         if rot:
             for v in rot:
