@@ -17,6 +17,7 @@ from studio.agent.film_loop import repair_film
 from studio.agent.motion_repair import approve_film_repair, propose_film
 from studio.agent.motion_trial import FilmTrial
 from studio.agent.repairs import get_proposal, reject
+from studio.agent.steps import list_steps
 from studio.checks.report import failing_required
 from studio.checks.run import verify_film
 from studio.cli import main
@@ -253,3 +254,24 @@ def test_a_batch_repaired_film_replays_from_its_calls_to_the_same_film(tmp_path,
     with Project.open(path) as a, Project.open(tmp_path / "again") as b:
         fa, fb = fingerprint(a), fingerprint(b)
         assert fa["film"] and fa == fb
+
+
+def test_cli_film_with_a_model_checks_its_proposals_like_the_rules(tmp_path, monkeypatch, capsys):
+    jamb_film(tmp_path / "jamb").close()
+    ghost = {"summary": "move the ghost", "changes": [
+        {"kind": "insert_state", "frame": 1013, "roots": {"ghost": [0, 0, 1, 1, 0, 0, 0]}}]}
+    late = {"summary": "key it past the end", "changes": [
+        {"kind": "insert_state", "frame": 1030, "roots": {"crate": [0, 0.15, 1.0, 1, 0, 0, 0]}}]}
+    with ChatServer([{"content": json.dumps(ghost)}, {"content": json.dumps(late)}]) as chat:
+        monkeypatch.setenv("KEYPOSE_MODEL_BASE_URL", chat.base_url)
+        monkeypatch.setenv("KEYPOSE_MODEL_NAME", "scripted")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-film-repair")
+        assert main(["agent", "repair", str(tmp_path / "jamb"), "--film"]) == 0
+    out = capsys.readouterr().out
+    assert "(offline): insert key state key_1013" in out                # the rules still propose
+    assert ("the model's repair was refused (changes[0].frame: expected a frame strictly inside out..in "
+            "(1002..1024), got 1030)") in out
+    assert "changes[0].roots.ghost" in chat.requests[1]["body"]["messages"][-1]["content"]
+    with Project.open(tmp_path / "jamb") as project:
+        assert b"sk-test-film-repair" not in (tmp_path / "jamb" / "studio.db").read_bytes()
+        assert [s["action"] for s in list_steps(project)] == ["propose motion repairs"]
