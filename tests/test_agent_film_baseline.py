@@ -37,3 +37,21 @@ def test_a_single_pass_baseline_through_a_wall_is_repaired_round_by_round_until_
         reviews = list_reviews(project)
         assert reviews and {r.reviewer for r in reviews} == {"batch"}
         assert reviewer_kinds(project) == {"batch": "batch"}
+
+
+def test_the_marble_runs_single_pass_baseline_is_repaired_until_it_passes(tmp_path, capsys):
+    """The example rebuilt here (its committed baseline predates the registry's tool names),
+    then its single-pass baseline taken through --until-pass."""
+    from studio.examples.pipeline import run_pipeline
+    run_pipeline("marble_run", tmp_path / "film", render=False)
+    base = single_pass(tmp_path / "film", tmp_path / "baseline")
+    with Project.open(base) as project:
+        assert "NoPenetration: fail" in failing_required(verify_film(project))
+    assert main(["agent", "repair", str(base), "--film", "--offline", "--until-pass", "--approve-verified",
+                 "--max-rounds", "6"]) == 0
+    out = capsys.readouterr().out
+    summary = re.search(r"^(\d+) round\(s\), (\d+) proposal\(s\), (\d+) applied; required checks pass", out, re.M)
+    assert summary and int(summary.group(3)) >= 1, out
+    with Project.open(base) as project:
+        assert not failing_required(verify_film(project))
+        assert {r.reviewer for r in list_reviews(project)} == {"batch"}
