@@ -5,9 +5,10 @@ candidate (the baseline), side by side on fresh copies of the same projects.
 
 Films: a long one (SEGMENTS interpolated segments of a crate through a
 doorway and CRATES other crates circling clear of it; one segment's path
-clips a jamb) and a single-pass baseline (examples/baseline.py on a
-three-state passage, flown straight through the wall). Both are built through
-the tool layer with signed reviews, as tests/motion_films.py does.
+clips a jamb) and single-pass baselines (examples/baseline.py on a
+three-state passage flown straight through the wall, built through the tool
+layer with signed reviews as tests/motion_films.py does, and on the marble run
+example rebuilt from its scene and story).
 Run: .venv/bin/python bench/bench_repair_motion.py [SEGMENTS] [CRATES]
 """
 from __future__ import annotations
@@ -69,6 +70,13 @@ def baseline_film(path: Path) -> Path:
     return single_pass(path.parent / "passage", path)
 
 
+def example_baseline(name: str, path: Path) -> Path:
+    """An example film rebuilt from its scene and story (no renders), then its single-pass baseline."""
+    from studio.examples.pipeline import run_pipeline
+    run_pipeline(name, path.parent / "film", render=False)
+    return single_pass(path.parent / "film", path)
+
+
 def proposals_per_second(src: Path, work: Path, whole: bool) -> tuple[float, float, int, int, float]:
     """Proposals and candidates verified per second once the film is verified (that first
     verification, the same in both modes, is timed apart)."""
@@ -100,7 +108,8 @@ def main() -> None:
         tmp = Path(tmp)
         os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")      # reviewer keys of this run only
         films = {f"long ({segments} segments, {crates + 1} moving bodies)": long_film(tmp / "long", segments, crates),
-                 "single-pass baseline (passage)": baseline_film(tmp / "base" / "baseline")}
+                 "single-pass baseline (passage)": baseline_film(tmp / "base" / "baseline"),
+                 "single-pass baseline (marble_run example)": example_baseline("marble_run", tmp / "marble" / "base")}
         print(f"{'film':<44} {'mode':<9} {'verify s':>8} {'proposals':>9} {'tried':>6} {'prop/s':>8} "
               f"{'tried/s':>8} {'to pass s':>10} {'rounds':>6} {'passes':>6}")
         for name, src in films.items():
