@@ -1,9 +1,12 @@
-"""A single-pass baseline (the studio's own `examples/baseline.py` on a film
-built here) taken through `studio agent repair --film --until-pass` to a film
-whose required checks pass, the rounds and proposals reported."""
+"""Single-pass baselines (the studio's own `examples/baseline.py` on a film
+built here, and the marble run's committed one, copied) taken through
+`studio agent repair --film --until-pass` to a film whose required checks
+pass, the rounds and proposals reported."""
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 from motion_films import doorway_source
 
@@ -14,6 +17,8 @@ from studio.examples.baseline import single_pass
 from studio.store.project import Project
 from studio.timeline.film import list_segments
 from studio.timeline.reviews import list_reviews, reviewer_kinds
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_single_pass_baseline_through_a_wall_is_repaired_round_by_round_until_it_passes(tmp_path, capsys):
@@ -40,13 +45,11 @@ def test_a_single_pass_baseline_through_a_wall_is_repaired_round_by_round_until_
 
 
 def test_the_marble_runs_single_pass_baseline_is_repaired_until_it_passes(tmp_path, capsys):
-    """The example rebuilt here (its committed baseline predates the registry's tool names),
-    then its single-pass baseline taken through --until-pass."""
-    from studio.examples.pipeline import run_pipeline
-    run_pipeline("marble_run", tmp_path / "film", render=False)
-    base = single_pass(tmp_path / "film", tmp_path / "baseline")
+    """The committed baseline, copied: the marble flown straight through three ramps."""
+    base = tmp_path / "baseline"
+    shutil.copytree(ROOT / "projects" / "marble_run-single-pass", base)
     with Project.open(base) as project:
-        assert "NoPenetration: fail" in failing_required(verify_film(project))
+        assert failing_required(verify_film(project)) == ["NoPenetration: fail"] and not list_reviews(project)
     assert main(["agent", "repair", str(base), "--film", "--offline", "--until-pass", "--approve-verified",
                  "--max-rounds", "6"]) == 0
     out = capsys.readouterr().out
