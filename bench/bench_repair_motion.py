@@ -116,7 +116,7 @@ def main() -> None:
             figures = {}
             for whole in (False, True):
                 mode = "whole" if whole else "interval"
-                work = tmp / "runs" / name.split()[0] / mode
+                work = tmp / "runs" / f"{len(figures)}-{name.split()[0]}-{name.split()[-1]}" / mode
                 work.mkdir(parents=True)
                 pps, tps, n, tried, setup = proposals_per_second(src, work, whole)
                 secs, rounds, _, passing = time_to_pass(src, work, whole)

@@ -207,7 +207,7 @@ class FilmTrial:
         self.check.tracks, self.check.reports = self.base_tracks, self.base_reports
         self.check.states = self.approved + inserted
         try:
-            if self.whole:
+            if self.whole or (lo <= tracks.frame_start and hi >= tracks.frame_end):   # nothing to keep
                 reports = FilmCheck(self.scene, self.check.meshes, plan=self.plan,
                                     states=self.check.states).verify(tracks)
             else:
