@@ -75,7 +75,7 @@ def _state_id(trial: FilmTrial, frame: int) -> str:
 
 # ---- poses for a key state -------------------------------------------------
 def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
-    """Move the body clear of the other along each world axis (around a jamb, over a step)."""
+    """Move the body clear of the other along each world axis (around an obstacle, over a step)."""
     picked = _mover(trial.scene, ev["a"], ev["b"])
     if picked is None:
         return []

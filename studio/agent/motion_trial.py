@@ -155,7 +155,7 @@ class Outcome:
 
 
 def _name(key: tuple) -> str:
-    """A failure key in words: 'NoPenetration crate jamb_l', 'EventsSatisfied event pick'."""
+    """A failure key in words: 'NoPenetration a b', 'EventsSatisfied event <id>'."""
     if key[0] == "EventsSatisfied" and len(key) > 1 and key[1].startswith("{"):
         import json
         return f"EventsSatisfied event {json.loads(key[1]).get('event', '?')}"
