@@ -12,7 +12,7 @@ from studio.timeline.commands import ReviewState
 from studio.timeline.gate import check_status
 from studio.timeline.motion import MotionError
 from studio.timeline.plan import load_plan, validate_plan
-from studio.timeline.segment_commands import AuthorSegment, SetPlan, with_segment_tool
+from studio.timeline.segment_commands import AuthorSegment, DropSegment, SetPlan, with_segment_tool
 from studio.timeline.storyboard import content_hash, put_state
 
 from .errors import ToolRefused
@@ -71,6 +71,13 @@ def author_segment(box: "ToolBox", a: dict) -> "ToolOutcome":
     return out
 
 
+def drop_segment(box: "ToolBox", a: dict) -> "ToolOutcome":
+    from studio.timeline.film import list_segments
+    if not any(r["segment"] == a["segment"] for r in list_segments(box.project)):
+        raise ToolRefused(f"drop_segment.segment: {a['segment']!r} is not baked; nothing to drop")
+    return box.run("drop_segment", a, DropSegment(box.project, a["segment"], box.actor), {"segment": a["segment"]})
+
+
 def run_verifiers(box: "ToolBox", a: dict) -> "ToolOutcome":
     from .tools import ToolOutcome
     from .verify import verify_and_store
@@ -94,4 +101,5 @@ def request_render(box: "ToolBox", a: dict) -> "ToolOutcome":
 
 
 TOOLS = {"set_plan": set_plan, "set_segment_tool": set_segment_tool, "review_state": review_state,
-         "author_segment": author_segment, "run_verifiers": run_verifiers, "request_render": request_render}
+         "author_segment": author_segment, "drop_segment": drop_segment, "run_verifiers": run_verifiers,
+         "request_render": request_render}

@@ -117,6 +117,8 @@ TOOLS: dict[str, tuple[str, dict]] = {
                        "(the plan's, or the one named here) and bake it; refused by the storyboard gate "
                        "otherwise.", _obj(
         ["segment"], segment=SEGMENT, tool={"type": "string", "maxLength": 64}, params={"type": "object"})),
+    "drop_segment": ("Remove a segment's baked tracks (before a key state splits it); undo stores them back.",
+                     _obj(["segment"], segment=SEGMENT)),
     "request_render": ("Queue a storyboard still of a state for the render worker.", _obj(["state"], state=NAME)),
 }
 

@@ -45,6 +45,14 @@ def register(sub) -> None:
     g.add_argument("--reject", type=int, metavar="ID", help="reject proposal ID (with --note)")
     g.add_argument("--list", action="store_true", help="list the proposals and their status")
     q.add_argument("--note", default="")
+    q.add_argument("--reviewer", default="person", help="who approves or rejects (signed with their key)")
+    f = q.add_argument_group("baked motion")
+    f.add_argument("--film", action="store_true", help="repair the baked film's failing runs between key states")
+    f.add_argument("--interval", metavar="A..B", help="only the failing frames in A..B (implies --film)")
+    f.add_argument("--until-pass", action="store_true", help="round after round until the required checks pass")
+    f.add_argument("--max-rounds", type=int, default=10)
+    f.add_argument("--approve-verified", action="store_true",
+                   help="apply verified proposals each round (recorded as a batch run, never as a person)")
     q.set_defaults(func=cmd_repair)
 
     q = asub.add_parser("log", help="the agent's steps and repair proposals")
@@ -117,7 +125,12 @@ def _print_proposal(p) -> None:
     ok = p.verified.get("ok")
     print(f"  #{p.id} [{p.status}] {p.target} {p.check_name} ({p.source}{', verified' if ok else ''}): {p.summary}")
     for c in p.changes:
-        print(f"      {c['kind']} {c['name']}: {_short(c['from'])} -> {_short(c['to'])}")
+        if c["kind"] == "insert_state":
+            print(f"      key state {c['state']} at {c['frame']}" + (f" splitting {c['split']}" if c.get("split") else ""))
+        elif c["kind"] == "segment":
+            print(f"      segment {c['segment']}: {c.get('from', {}).get('tool')} -> {c['tool']} {json.dumps(c['params'])}")
+        else:
+            print(f"      {c['kind']} {c['name']}: {_short(c['from'])} -> {_short(c['to'])}")
     if p.note:
         print(f"      note: {p.note}")
 
@@ -133,14 +146,21 @@ def cmd_repair(args) -> int:
     from studio.agent.offline import propose_offline
     from studio.timeline.storyboard import list_states
     AgentError = _agent_errors()
+    if (args.film or args.interval or args.until_pass or args.approve_verified) and args.apply is None \
+            and args.reject is None and not args.list:
+        from .film_repair import cmd_repair_film
+        return cmd_repair_film(args)
     with Project.open(args.path) as project:
         try:
             if args.apply is not None:
-                cmd = repairs.approve(project, args.apply)
+                if repairs.get_proposal(project, args.apply).target.startswith("film:"):
+                    from .film_repair import apply_film
+                    return apply_film(project, args.apply, args.reviewer)
+                cmd = repairs.approve(project, args.apply, reviewer=args.reviewer)
                 print(f"applied: {cmd.label}")
                 return 0
             if args.reject is not None:
-                repairs.reject(project, args.reject, args.note)
+                repairs.reject(project, args.reject, args.note, reviewer=args.reviewer)
                 print(f"rejected repair {args.reject}: {args.note}")
                 return 0
             if args.list:

@@ -1,5 +1,6 @@
 """Plan and segment edits as commands: store a plan, name a segment's motion
-tool, author a segment with its tool. Each undoes to exactly what was there."""
+tool, author a segment with its tool, drop a segment's tracks. Each undoes to
+exactly what was there."""
 from __future__ import annotations
 
 import copy
@@ -7,6 +8,7 @@ import copy
 from studio.scene.io import load_scene
 from studio.store.project import Project
 
+from . import film
 from .author import Baked, author, authored, put_authored
 from .commands import BakeSegment, Command
 from .gate import parse_segment
@@ -74,3 +76,23 @@ class AuthorSegment(Command):
         with self.project.transaction():
             self._bake.undo()
             put_authored(self.project, self.segment, self._before, self.actor)
+
+
+class DropSegment(Command):
+    """Remove a segment's baked tracks (a key state now splits it); undo stores them back."""
+
+    def __init__(self, project: Project, segment: str, actor: str = "person"):
+        self.project, self.segment, self.actor = project, segment, actor
+        self.label = f"drop segment {segment}"
+        self.before: tuple | None = None
+
+    def do(self) -> None:
+        rows = [r for r in film.list_segments(self.project) if r["segment"] == self.segment]
+        if not rows:
+            raise ValueError(f"segment {self.segment}: not baked, nothing to drop")
+        self.before = (film.load_segment(self.project, self.segment), rows[0])
+        film.delete_segment(self.project, self.segment, actor=self.actor)
+
+    def undo(self) -> None:
+        tracks, row = self.before
+        film.save_segment(self.project, self.segment, tracks, row["tool"], row["bounds_hash"], actor=self.actor)

@@ -2,16 +2,23 @@
 to a state's pose shown as a before/after overlay in the viewport (the
 'after' in translucent green), with Approve (one undoable command) and
 Reject (with a note the next proposal reads). "Propose" asks the offline
-repairer for verified proposals for the state at the playhead, on a worker."""
+repairer for verified proposals for the state at the playhead, on a worker.
+
+A repair of the baked motion (target `film:<segment>`) is shown over its
+interval: the film as it is, and the film the repair would bake as a green
+ghost that follows the playhead while it scrubs the interval. Approving one
+that inserts a key state asks the person to approve that key state too."""
 from __future__ import annotations
 
 import json
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QProgressBar,
-                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+                               QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from studio.agent.errors import AgentError
+from studio.agent.motion_repair import PREFIX, ApplyFilmRepair
+from studio.agent.motion_trial import RepairUnfit, scratch_film
 from studio.agent.repairs import ApplyRepair, apply_changes, get_proposal, list_proposals, reject
 from studio.scene.kinematics import pose_world
 from studio.store.project import Project
@@ -28,6 +35,19 @@ def propose(path, state_id, state) -> str:
     with Project.open(path) as project:
         proposals, unsolved = propose_offline(project, state_id)
     return f"{len(proposals)} proposal(s) for {state_id}" + (f"; unsolved: {'; '.join(unsolved)}" if unsolved else "")
+
+
+def propose_motion(path, frame, state) -> str:
+    """Verified proposals for the failing motion of the segment under the playhead (for a worker)."""
+    from studio.agent.motion_repair import propose_film
+    from studio.timeline.film import list_segments
+    with Project.open(path) as project:
+        seg = next((s for s in list_segments(project) if s["start"] <= frame <= s["end"]), None)
+        if seg is None:
+            return f"no baked segment at frame {frame}"
+        made = propose_film(project, interval=(seg["start"], seg["end"]))
+    return (f"{len(made.proposals)} proposal(s) for {seg['segment']}"
+            + (f"; unsolved: {'; '.join(made.unsolved)}" if made.unsolved else ""))
 
 
 def _short(v) -> str:
@@ -53,9 +73,13 @@ class QtRepair(QWidget):
         self.note = QLineEdit()
         self.note.setPlaceholderText("Why reject (the next proposal reads it)")
         self.propose_button = QPushButton("Propose for this state")
+        self.approve_keys = QCheckBox("Approve the key state(s) it inserts, as me")
+        self.approve_keys.toggled.connect(lambda *_: self._enable())
         self.approve_button = QPushButton("Approve")
         self.reject_button = QPushButton("Reject")
         self.propose_button.clicked.connect(self.propose)
+        self.propose_motion_button = QPushButton("Propose for the motion here")
+        self.propose_motion_button.clicked.connect(self.propose_motion)
         self.approve_button.clicked.connect(self.approve)
         self.reject_button.clicked.connect(self.reject)
         buttons = QHBoxLayout()
@@ -68,13 +92,17 @@ class QtRepair(QWidget):
         self.busy.setRange(0, 0)
         self.busy.setFormat("proposing…")
         self.busy.hide()
+        lay.addWidget(self.propose_motion_button)
         lay.addWidget(self.busy)
         lay.addWidget(self.list, 1)
         lay.addWidget(self.changes, 1)
         lay.addWidget(self.verdicts)
         lay.addWidget(self.note)
+        lay.addWidget(self.approve_keys)
         lay.addLayout(buttons)
         self.worker: Worker | None = None
+        self.preview: tuple[int, object, int, int] | None = None    # (repair id, after tracks, first, last)
+        self.playhead.frame_changed.connect(self._scrub)
         qsession.changed.connect(self.reload)
         self.reload()
 
@@ -100,16 +128,29 @@ class QtRepair(QWidget):
             if self.list.item(i).data(256) == repair_id:
                 self.list.setCurrentRow(i)
 
+    def _enable(self) -> None:
+        rid = self.selected_id()
+        p = get_proposal(self.session.project, rid) if rid is not None else None
+        open_ = p is not None and p.status == "proposed"
+        keys = p is not None and any(c["kind"] == "insert_state" for c in p.changes)
+        self.approve_keys.setVisible(open_ and keys)
+        self.approve_button.setEnabled(open_ and (not keys or self.approve_keys.isChecked()))
+        self.reject_button.setEnabled(open_)
+
     def show_selected(self) -> None:
         rid = self.selected_id()
         p = get_proposal(self.session.project, rid) if rid is not None else None
         open_ = p is not None and p.status == "proposed"
-        self.approve_button.setEnabled(open_)
-        self.reject_button.setEnabled(open_)
+        self.approve_keys.setChecked(False)
+        self._enable()
         self.changes.setRowCount(0)
+        self.preview = None
         if p is None:
             self.verdicts.setText("")
             self.viewport.clear_ghost()
+            return
+        if p.target.startswith(PREFIX):
+            self._show_film(p, open_)
             return
         self.changes.setRowCount(len(p.changes))
         for i, c in enumerate(p.changes):
@@ -128,6 +169,50 @@ class QtRepair(QWidget):
         scene = self.session.scene
         self.viewport.show_ghost(pose_world(scene, apply_changes(scene, state.pose, p.changes)))
 
+    def _show_film(self, p, open_: bool) -> None:
+        """The repair's changes, its verified effect, and the film it would bake as a scrubbable ghost."""
+        rows = []
+        for c in p.changes:
+            if c["kind"] == "insert_state":
+                rows.append(("key state", f"{c['state']} @ {c['frame']}", "", c.get("description", "")))
+            else:
+                was = c.get("from", {})
+                rows.append(("segment", c["segment"], f"{was.get('tool')} {json.dumps(was.get('params', {}))}",
+                             f"{c['tool']} {json.dumps(c.get('params', {}))}"))
+        self.changes.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, v in enumerate(row):
+                self.changes.setItem(i, j, QTableWidgetItem(v))
+        v = p.verified or {}
+        self.verdicts.setText(f"{v.get('effect', '')}" + (f" · note: {p.note}" if p.note else ""))
+        if not open_:
+            self.viewport.clear_ghost()
+            return
+        try:
+            _before, after = scratch_film(self.session.project, p.changes, self.session.scene)
+        except (RepairUnfit, ValueError) as e:       # the film moved on since: say so, show nothing
+            self.verdicts.setText(f"{self.verdicts.text()} · cannot preview: {e}")
+            self.viewport.clear_ghost()
+            return
+        first, last = v.get("interval", [after.frame_start, after.frame_end])
+        self.preview = (p.id, after, int(first), int(last))
+        if self.viewport.showing != "film":
+            self.viewport.set_showing("film")
+        run = v.get("run") or [first, last]
+        if self.playhead.frame == int(run[0]):
+            self._scrub(self.playhead.frame)
+        self.playhead.set_frame(int(run[0]))
+
+    def _scrub(self, frame: int) -> None:
+        """Inside the previewed interval, the ghost shows the repaired film at the playhead's frame."""
+        if self.preview is None:
+            return
+        _, after, first, last = self.preview
+        if first <= frame <= last:
+            self.viewport.show_ghost(pose_world(self.session.scene, after.pose_at(frame)))
+        else:
+            self.viewport.clear_ghost()
+
     def propose(self) -> None:
         s = self.session.state_at(self.playhead.frame)
         if s is None or self.worker is not None:
@@ -139,17 +224,33 @@ class QtRepair(QWidget):
         self.worker.failed.connect(self._proposed)
         self.worker.start()
 
+    def propose_motion(self) -> None:
+        if self.worker is not None:
+            return
+        self.propose_motion_button.setEnabled(False)
+        self.busy.show()
+        self.worker = Worker(propose_motion, self.session.project.path, self.playhead.frame)
+        self.worker.done.connect(self._proposed)
+        self.worker.failed.connect(self._proposed)
+        self.worker.start()
+
     def _proposed(self, text) -> None:
         self.worker = None
         self.propose_button.setEnabled(True)
         self.busy.hide()
+        self.propose_motion_button.setEnabled(True)
         self.message.emit(str(text))
         self.session.poll()
 
     def approve(self) -> None:
         rid = self.selected_id()
+        p = get_proposal(self.session.project, rid)
         try:
-            self.stack_of().run(ApplyRepair(self.session.project, rid))
+            if p.target.startswith(PREFIX):
+                self.preview = None
+                self.stack_of().run(ApplyFilmRepair(self.session.project, rid))
+            else:
+                self.stack_of().run(ApplyRepair(self.session.project, rid))
         except AgentError as e:     # the proposal no longer holds on the state as it is now
             self.message.emit(str(e))
             return
@@ -166,5 +267,7 @@ class QtRepair(QWidget):
         self.message.emit(f"Rejected repair {rid}")
 
     def close_view(self) -> None:
+        self.playhead.frame_changed.disconnect(self._scrub)
+        self.preview = None
         if self.worker is not None:
             self.worker.cancel()

@@ -1,0 +1,104 @@
+"""Verify → repair motion → verify, round after round.
+
+Each round verifies the film, proposes repairs for its failing runs (offline
+rules, and the model's when one is given, through the same checks) and, only
+when asked (`approve_verified`, batch work), applies one verified proposal
+per segment, required failures first, as the reviewer `batch`: the audit log
+records the batch run, never a person. It stops when the required checks
+pass (with `until_pass`), when a round applies nothing (nothing helps), or
+after `max_rounds`. A plain function reporting each round through `on_round`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from studio.checks.report import REQUIRED, failing_required
+from studio.checks.run import verify_film
+from studio.store.project import Project
+from studio.timeline.commands import CommandStack
+
+from .errors import AgentError
+from .motion_repair import approve_film_repair, propose_film
+from .motion_trial import FilmTrial
+
+BATCH = "batch"
+
+
+@dataclass
+class Round:
+    number: int
+    failing: list[str]                 # required checks failing when the round began
+    runs: int
+    proposals: list[int] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)
+    unsolved: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class LoopResult:
+    rounds: list[Round] = field(default_factory=list)
+    passing: bool = False
+    stopped: str = ""
+
+    @property
+    def proposals(self) -> int:
+        return sum(len(r.proposals) for r in self.rounds)
+
+    @property
+    def applied(self) -> int:
+        return sum(len(r.applied) for r in self.rounds)
+
+
+def repair_film(project: Project, *, until_pass: bool = False, max_rounds: int = 10, approve_verified: bool = False,
+                interval: tuple[int, int] | None = None, client=None, stack: CommandStack | None = None,
+                on_round: Callable[[Round], None] | None = None, whole: bool = False) -> LoopResult:
+    stack = stack or CommandStack()
+    out = LoopResult()
+    rounds = max_rounds if approve_verified else 1
+    for n in range(1, rounds + 1):
+        t0 = time.perf_counter()
+        trial = FilmTrial(project, whole=whole)
+        failing = failing_required(trial.base_reports)
+        if not failing and until_pass:
+            out.passing, out.stopped = True, "the required checks pass"
+            break
+        made = propose_film(project, interval, per_run=1 if approve_verified else 2, trial=trial)
+        proposals, unsolved = list(made.proposals), list(made.unsolved)
+        if client is not None:
+            from .model_motion_repair import propose_film_with_model
+            by_model = propose_film_with_model(project, client, trial, made.runs)
+            proposals += by_model.proposals
+            unsolved += by_model.unsolved
+        rnd = Round(n, failing, len(made.runs), [p.id for p in proposals], unsolved=unsolved)
+        if approve_verified:
+            used: set[str] = set()
+            for p in sorted(proposals, key=lambda p: p.check_name not in REQUIRED):
+                segs = set(p.verified.get("basis", {}))
+                if segs & used:
+                    continue
+                try:
+                    approve_film_repair(project, p.id, stack, reviewer=BATCH)
+                except AgentError as e:
+                    rnd.unsolved.append(f"repair {p.id} not applied: {e}")
+                    continue
+                used |= segs
+                rnd.applied.append(f"#{p.id} {p.summary}")
+        rnd.seconds = time.perf_counter() - t0
+        out.rounds.append(rnd)
+        if on_round:
+            on_round(rnd)
+        if not approve_verified:
+            break
+        if not rnd.applied:
+            out.stopped = "no verified proposal applied: nothing helps"
+            break
+    else:
+        out.stopped = out.stopped or f"stopped after {rounds} round(s)"
+    if not out.passing:                  # the film as it now is, verified and stored for the export gate
+        out.passing = not failing_required(verify_film(project))
+        if out.passing and until_pass:
+            out.stopped = "the required checks pass"
+    return out

@@ -1,0 +1,287 @@
+"""Candidate repairs for a run of failing frames, smallest edit first.
+
+Three kinds, tried in this order for each run:
+- tool parameters, read from the segment tool's JSON schema, so a tool gets
+  the edits its schema allows: an earlier `begin` for an unmet grasp or reach,
+  a later one for a release that leaves a body floating, a via-point in
+  `waypoints` around an obstacle, a higher `step_height` for a foot that
+  meets a step, the other rotation interpolation;
+- another tool: `simulate` for a body left floating (a drop), the tool and
+  parameters another segment of the plan uses for the same body (carry), the
+  plain `interpolate` for a segment whose tracks no registered tool made;
+- a key state at the run's worst frame, its pose the film's pose there
+  repaired by the state rules (`offline`): pushed out along the evidence's
+  axis or around the obstacle, dropped to support or brought to its carrier,
+  a joint clamped with its chain re-solved by IK, an effector brought to the
+  body an event needs it at; each must pass the one-frame checks itself.
+A candidate whose changes a person already rejected for that segment is
+not offered again; the same kind comes last.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from studio.scene.kinematics import pose_world
+from studio.scene.meshes import body_mesh
+from studio.scene.pose import Pose
+from studio.store.reports import failing_required
+from studio.timeline.author import segment_tool
+from studio.timeline.gate import parse_segment
+from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik
+from studio.timeline.motion import motion_tools
+
+from .film_failures import FailingRun
+from .motion_trial import FilmTrial
+from .offline import (MARGIN, _chain, _mover, _root_change, _world_vertices, floating_candidates,
+                      joint_candidates, penetration_candidates)
+from .repairs import apply_changes
+from .verify import check_pose
+
+CLEARANCES = (MARGIN, 0.02, 0.05, 0.1)       # metres beyond a clean separation, for a detour
+Candidate = tuple[str, str, list[dict]]       # (kind: params|tool|key, summary, changes)
+
+
+def _ends(trial: FilmTrial, segment: str) -> list[dict]:
+    """Key states the segment names but the storyboard lacks, keyed from the film's frames."""
+    row = next(s for s in trial.segments if s["segment"] == segment)
+    out = []
+    for sid, frame in zip(parse_segment(segment), (row["start"], row["end"])):
+        if sid not in trial.states:
+            out.append({"kind": "insert_state", "state": sid, "frame": int(frame), "split": "",
+                        "pose": trial.pose_at(int(frame)).to_dict(), "shot": _shot(trial, sid, frame),
+                        "description": f"keyed from the film at frame {frame}"})
+    return out
+
+
+def _shot(trial: FilmTrial, state: str, frame: int) -> str:
+    for s in trial.plan.get("states", []):
+        if s.get("id") == state:
+            return s.get("shot", "")
+    for sh in trial.plan.get("shots", []):
+        if int(sh.get("start", frame)) <= frame <= int(sh.get("end", frame)):
+            return sh.get("id", "")
+    return ""
+
+
+def _state_id(trial: FilmTrial, frame: int) -> str:
+    base, n = f"key_{frame}", 1
+    names = set(trial.states) | {s.get("id") for s in trial.plan.get("states", [])}
+    sid = base
+    while sid in names:
+        n += 1
+        sid = f"{base}_{n}"
+    return sid
+
+
+# ---- poses for a key state -------------------------------------------------
+def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+    """Move the body clear of the other along each world axis (around an obstacle, over a step)."""
+    picked = _mover(trial.scene, ev["a"], ev["b"])
+    if picked is None:
+        return []
+    body = picked[0]
+    other = ev["b"] if body == ev["a"] else ev["a"]
+    root = trial.scene.group_root(body)
+    world = pose_world(trial.scene, pose)
+    mine = _world_vertices(trial.project, trial.scene, world, body)
+    theirs = _world_vertices(trial.project, trial.scene, world, other)
+    out = []
+    for axis in np.eye(3).tolist() + (-np.eye(3)).tolist():
+        ax = np.asarray(axis)
+        if ax[2] < 0:
+            continue
+        clear = float((theirs @ ax).max() - (mine @ ax).min())
+        for extra in CLEARANCES:                 # the in-betweens either side need room too
+            dist = clear + extra
+            if 0 < dist < 1.0:
+                out.append((f"move {root} {dist * 1000:.0f} mm along {'+-'[int(ax.sum() < 0)]}"
+                            f"{'xyz'[int(np.argmax(np.abs(ax)))]} clear of {other}",
+                            [_root_change(pose, root, ax * dist)]))
+    return sorted(out, key=lambda c: float(np.linalg.norm(np.asarray(c[1][0]["to"][:3]) -
+                                                            np.asarray(c[1][0]["from"][:3]))))
+
+
+def event_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+    """Bring the event's effector to its body (grasp) or target (reach) by IK within limits,
+    or by moving its root when no joint carries it."""
+    scene = trial.scene
+    event = next((e for e in trial.plan.get("events", []) if e.get("id") == ev.get("event")), None)
+    if event is None or event.get("kind") not in ("grasp", "reach"):
+        return []
+    subj = list(event.get("subjects", []))
+    names = {f.name for f in scene.frames}
+    if len(subj) < 2 or subj[0] not in names:
+        return []
+    eff, what = subj[0], subj[1]
+    here = frame_pose(scene, pose, eff)[:3, 3]
+    world = pose_world(scene, pose)
+    if event["kind"] == "grasp":
+        import trimesh
+        m = body_mesh(scene.body(what), trial.project.path).copy()
+        m.apply_transform(world[what])
+        target = trimesh.proximity.closest_point(m, here[None])[0][0]
+    else:
+        target = frame_pose(scene, pose, what)[:3, 3] if what in names else world[what][:3, 3]
+    out = []
+    chain = _chain(scene, scene.frame(eff).body, "", 8)
+    if chain:
+        try:
+            solved, err = solve_ik(scene, pose, chain, [Goal(eff, np.asarray(target, float))])
+        except IKError:
+            solved, err = None, 1.0
+        if solved is not None and err < 0.02:
+            out.append((f"bring {eff} to {what} by IK on {', '.join(chain)} ({err * 1000:.1f} mm off)",
+                        [{"kind": "joint", "name": n, "from": pose.joints[n], "to": solved.joints[n]}
+                         for n in chain if solved.joints[n] != pose.joints[n]]))
+    root = scene.group_root(scene.frame(eff).body)
+    if not scene.body(root).is_static:
+        out.append((f"move {root} {np.linalg.norm(target - here) * 1000:.0f} mm so {eff} meets {what}",
+                    [_root_change(pose, root, np.asarray(target, float) - here)]))
+    return out
+
+
+def key_poses(trial: FilmTrial, run: FailingRun, pose: Pose) -> list[tuple[str, list[dict]]]:
+    ev = run.evidence
+    if run.check == "NoPenetration":
+        return penetration_candidates(trial.project, trial.scene, pose, ev) + detour_candidates(trial, pose, ev)
+    if run.check == "Supported":
+        return floating_candidates(trial.project, trial.scene, pose, ev, run.worst, trial.plan)
+    if run.check == "JointLimits":
+        return joint_candidates(trial.scene, pose, ev)
+    if run.check == "EventsSatisfied":
+        return event_candidates(trial, pose, ev)
+    return []
+
+
+def key_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
+    """Insert a key state at the worst frame, its pose repaired; the key must pass its own checks."""
+    pose = trial.pose_at(run.worst).completed(trial.scene)
+    sid = _state_id(trial, run.worst)
+    ends = _ends(trial, run.segment)
+    out = []
+    for summary, changes in key_poses(trial, run, pose):
+        try:
+            fixed = apply_changes(trial.scene, pose, changes)
+        except (KeyError, ValueError):
+            continue
+        if failing_required(check_pose(trial.project, trial.scene, fixed, run.worst, sid)):
+            continue
+        a, _ = parse_segment(run.segment)
+        out.append(("key", f"insert key state {sid} at {run.worst}: {summary}", ends + [
+            {"kind": "insert_state", "state": sid, "frame": run.worst, "split": run.segment,
+             "pose": fixed.to_dict(), "shot": _shot(trial, a, run.worst),
+             "description": f"repair key: {summary}"}]))
+    return out
+
+
+# ---- tool parameters and tools ----------------------------------------------
+def _event_kind(trial: FilmTrial, run: FailingRun) -> str:
+    e = next((e for e in trial.plan.get("events", []) if e.get("id") == run.evidence.get("event")), {})
+    return e.get("kind", "")
+
+
+def param_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
+    tool, params = segment_tool(trial.plan, run.segment)
+    tools = motion_tools()
+    row = next(s for s in trial.segments if s["segment"] == run.segment)
+    if tool not in tools or row["tool"] not in tools:      # tracks no registered tool made: switch first
+        return []
+    props = tools[tool].schema.get("properties", {})
+    out: list[Candidate] = []
+    ends = _ends(trial, run.segment)
+
+    def offer(summary: str, new: dict) -> None:
+        out.append(("params", f"{run.segment} {tool}: {summary}", ends + [
+            {"kind": "segment", "segment": run.segment, "tool": tool, "params": new,
+             "from": {"tool": tool, "params": params}}]))
+    kind = _event_kind(trial, run)
+    if "begin" in props:
+        cur = float(params.get("begin", 0.0))
+        top = float(props["begin"].get("maximum", 0.95))
+        if run.check == "EventsSatisfied" and kind in ("grasp", "reach"):
+            for v in (round(cur * 0.5, 3), 0.0):
+                if v < cur:
+                    offer(f"earlier {kind}: begin {cur:g} → {v:g}", dict(params, begin=v))
+        if run.check == "Supported" or kind == "release":
+            for v in (round(min(top, cur + 0.25), 3), top):
+                if v > cur:
+                    offer(f"later release: begin {cur:g} → {v:g}", dict(params, begin=v))
+    if run.check == "NoPenetration":
+        if "waypoints" in props:
+            pose = trial.pose_at(run.worst).completed(trial.scene)
+            for summary, changes in detour_candidates(trial, pose, run.evidence)[:4]:
+                to = changes[0]["to"]
+                a, b = (trial.states.get(s) for s in parse_segment(run.segment))
+                u = (run.worst - a.frame) / max(b.frame - a.frame, 1) if a and b else 0.5
+                pts = list(params.get("waypoints", []))
+                at = min(len(pts), int(round(u * (len(pts) + 1))))
+                offer(f"via-point ({to[0]:.2f}, {to[1]:.2f}) at {run.worst}: {summary}",
+                      dict(params, waypoints=pts[:at] + [[round(to[0], 4), round(to[1], 4)]] + pts[at:]))
+        if "step_height" in props:
+            cur = float(params.get("step_height", 0.05))
+            pose = trial.pose_at(run.worst).completed(trial.scene)
+            other = run.evidence["b"] if trial.scene.body(run.evidence["a"]).is_static is False else run.evidence["a"]
+            top = float(_world_vertices(trial.project, trial.scene, pose_world(trial.scene, pose), other)[:, 2].max())
+            for v in sorted({round(top + 0.005, 4), round(top + 0.01, 4), round(cur * 1.5, 4), round(cur * 2.0, 4)}):
+                if cur < v <= float(props["step_height"].get("maximum", 1.0)):
+                    offer(f"higher steps: step_height {cur:g} → {v:g} (the top of {other} is at {top:.3f} m)",
+                          dict(params, step_height=v))
+        rot = props.get("rotation", {}).get("enum")
+        if rot:
+            for v in rot:
+                if v != params.get("rotation", rot[0]):
+                    offer(f"rotation {params.get('rotation', rot[0])} → {v}", dict(params, rotation=v))
+    return out
+
+
+def tool_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
+    tool, params = segment_tool(trial.plan, run.segment)
+    row = next(s for s in trial.segments if s["segment"] == run.segment)
+    tools = motion_tools()
+    ends = _ends(trial, run.segment)
+    out: list[Candidate] = []
+    seen = {(tool, repr(sorted(params.items())))} if row["tool"] in tools else set()
+
+    def offer(summary: str, new_tool: str, new_params: dict) -> None:
+        key = (new_tool, repr(sorted(new_params.items())))
+        if key in seen or new_tool not in tools:
+            return
+        seen.add(key)
+        out.append(("tool", f"{run.segment}: {summary}", ends + [
+            {"kind": "segment", "segment": run.segment, "tool": new_tool, "params": new_params,
+             "from": {"tool": row["tool"] if row["tool"] not in tools else tool, "params": params}}]))
+    if row["tool"] not in tools:
+        offer(f"re-bake with interpolate (the tracks were made by {row['tool']!r}, no registered tool)",
+              "interpolate", {})
+    if run.check == "Supported":
+        body = trial.scene.group_root(run.evidence["body"])
+        offer(f"{tool} → simulate: let {body} drop under gravity", "simulate", {"bodies": [body]})
+    body = run.evidence.get("body") or run.evidence.get("a")
+    for m in trial.plan.get("motion", []):
+        p = m.get("params") or {}
+        if m.get("segment") != run.segment and m.get("tool") and body and p.get("body") == body:
+            offer(f"{tool} → {m['tool']} as in {m['segment']}", m["tool"], dict(p))
+    if tool != "interpolate":
+        offer(f"{tool} → interpolate", "interpolate", {})
+    return out
+
+
+def candidates(trial: FilmTrial, run: FailingRun, rejected: list[list[dict]] | None = None) -> list[Candidate]:
+    """Every candidate for the run, smallest edit first; a rejected edit is left out."""
+    rejected = rejected or []
+    out = param_candidates(trial, run) + tool_candidates(trial, run) + key_candidates(trial, run)
+    out = [c for c in out if _sans_ends(c[2]) not in [_sans_ends(r) for r in rejected]]
+    turned_down = {_kind(r) for r in rejected}
+    return sorted(out, key=lambda c: c[0] in turned_down)       # a kind a person turned down comes last
+
+
+def _kind(changes: list[dict]) -> str:
+    if any(c["kind"] == "insert_state" and c.get("split") for c in changes):
+        return "key"
+    seg = next((c for c in changes if c["kind"] == "segment"), None)
+    return "params" if seg and seg["tool"] == seg.get("from", {}).get("tool") else "tool"
+
+
+def _sans_ends(changes: list[dict]) -> list:
+    return [{k: v for k, v in c.items() if k not in ("pose", "description")} if c["kind"] == "insert_state"
+            else c for c in changes if not (c["kind"] == "insert_state" and not c.get("split"))]

@@ -1,0 +1,281 @@
+"""Trying a motion repair on a scratch copy of the film before anyone sees it.
+
+A change is a list of plan edits: `insert_state` (a key state at a frame, its
+pose, and the segment it splits, or none when a segment already names it) and
+`segment` (a segment's tool and parameters). `plan_after` turns them into the
+plan they would make and the segments to re-bake; `FilmTrial.run` authors only
+those segments in memory with their motion tools (complete, pin, clip as the
+bake does), splices them into a copy of the film's tracks and re-verifies the
+interval they cover plus a margin with `FilmCheck.verify_interval`. Nothing is
+stored: the project is only read.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from studio.checks.report import ADVISORY, REQUIRED, Report
+from studio.checks.run import FilmCheck, approved_states
+from studio.scene.io import load_scene
+from studio.scene.ir import Scene
+from studio.scene.meshes import scene_meshes
+from studio.scene.pose import Pose, Tracks
+from studio.store.project import Project
+from studio.timeline.author import check_params, segment_tool
+from studio.timeline.bake import MAX_RESIDUAL, round_to_limits, complete, pin
+from studio.timeline.film import list_segments, load_film_tracks
+from studio.timeline.gate import parse_segment
+from studio.timeline.motion import MotionError, Segment, motion_tool
+from studio.timeline.storyboard import State, list_states
+
+from .film_failures import FailingRun, frames_by_failure
+from .repairs import failures
+
+MARGIN = 12                 # frames re-verified either side of the re-baked segments
+
+
+class RepairUnfit(ValueError):
+    """A candidate that cannot even be baked (a tool refused it, the params are wrong)."""
+
+
+def plan_after(plan: dict | None, changes: list[dict]) -> tuple[dict, list[str], list[str]]:
+    """The plan the changes make, the segments to re-bake and the segments they replace."""
+    out = copy.deepcopy(plan or {})
+    out.setdefault("states", [])
+    motion = out.setdefault("motion", [])
+    touched: list[str] = []
+    dropped: list[str] = []
+    for c in changes:
+        if c["kind"] == "insert_state":
+            if not any(s.get("id") == c["state"] for s in out["states"]):
+                out["states"].append({"id": c["state"], "frame": int(c["frame"]), "shot": c.get("shot", ""),
+                                      "description": c.get("description", "")})
+                out["states"].sort(key=lambda s: int(s.get("frame", 0)))
+            split = c.get("split") or ""
+            if split:
+                a, b = parse_segment(split)
+                entry = next((m for m in motion if m.get("segment") == split), {"segment": split})
+                halves = [dict(copy.deepcopy(entry), segment=f"{a}..{c['state']}"),
+                          dict(copy.deepcopy(entry), segment=f"{c['state']}..{b}")]
+                motion[:] = [m for m in motion if m.get("segment") != split] + halves
+                touched = [s for s in touched if s != split] + [h["segment"] for h in halves]
+                if split not in touched:
+                    dropped.append(split)
+        elif c["kind"] == "segment":
+            entry = next((m for m in motion if m.get("segment") == c["segment"]), None)
+            if entry is None:
+                entry = {"segment": c["segment"]}
+                motion.append(entry)
+            entry["tool"], entry["params"] = c["tool"], copy.deepcopy(c.get("params", {}))
+            if c["segment"] not in touched:
+                touched.append(c["segment"])
+        else:
+            raise RepairUnfit(f"change kind {c['kind']!r}: expected insert_state or segment")
+    motion.sort(key=lambda m: m.get("segment", ""))
+    return out, touched, dropped
+
+
+def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str, State], segment: str) -> Tracks:
+    """A segment authored by its plan tool and completed, pinned and clipped as the bake would store it."""
+    a, b = (states.get(s) for s in parse_segment(segment))
+    if a is None or b is None:
+        raise RepairUnfit(f"segment {segment}: a bounding state is missing")
+    tool, params = segment_tool(plan, segment)
+    try:
+        check_params(tool, params, f"{segment} {tool} params")
+        out = motion_tool(tool).author(Segment(segment, scene, a, b, plan, project.fps, project.path), params)
+        full = complete(scene, out.tracks, a.pose, b.pose, a.frame, b.frame)
+    except (MotionError, ValueError, KeyError) as e:
+        raise RepairUnfit(f"segment {segment} by {tool}: {e}") from None
+    pinned, residual = pin(full, a.pose, b.pose)
+    round_to_limits(scene, pinned)
+    if residual > MAX_RESIDUAL:
+        raise RepairUnfit(f"segment {segment} by {tool}: misses its states by {residual:.3f}")
+    return pinned
+
+
+def splice(film: Tracks, part: Tracks) -> Tracks:
+    """A copy of the film with `part`'s frames in place of its own."""
+    a = part.frame_start - film.frame_start
+    b = a + part.n_frames
+    roots = {k: v.copy() for k, v in film.roots.items()}
+    joints = {k: v.copy() for k, v in film.joints.items()}
+    for k, v in part.roots.items():
+        roots[k][a:b] = v
+    for k, v in part.joints.items():
+        joints[k][a:b] = v
+    return Tracks(film.frame_start, roots, joints)
+
+
+def rebake(project: Project, scene: Scene, plan: dict, states: dict[str, State], film: Tracks,
+           changes: list[dict], touched: list[str]) -> tuple[Tracks, list[tuple], tuple[int, int]]:
+    """The film with the touched segments baked in memory, the inserted key states, the frames re-baked."""
+    states = dict(states)
+    inserted = []
+    for c in changes:
+        if c["kind"] == "insert_state":
+            pose = Pose.from_dict(c["pose"], scene, where=f"insert_state {c['state']}.pose").completed(scene)
+            states[c["state"]] = State(c["state"], int(c["frame"]), pose)
+            inserted.append((int(c["frame"]), pose, c["state"]))
+    tracks, lo, hi = film, film.frame_end, film.frame_start
+    for seg in touched:
+        part = bake_in_memory(project, scene, plan, states, seg)
+        if part.frame_start < film.frame_start or part.frame_end > film.frame_end:
+            raise RepairUnfit(f"segment {seg} reaches outside the film")
+        tracks = splice(tracks, part)
+        lo, hi = min(lo, part.frame_start), max(hi, part.frame_end)
+    return tracks, inserted, (lo, hi)
+
+
+def scratch_film(project: Project, changes: list[dict], scene: Scene | None = None) -> tuple[Tracks, Tracks]:
+    """The film as stored and as the changes would make it (not verified, nothing stored): a preview."""
+    scene = scene or load_scene(project)
+    film = load_film_tracks(project)
+    if film is None:
+        raise ValueError(f"{project.path}: nothing is baked yet")
+    plan, touched, _ = plan_after(project.get_doc("plan"), changes)
+    states = {s.id: State(s.id, s.frame, s.pose.completed(scene)) for s in list_states(project)}
+    return film, rebake(project, scene, plan, states, film, changes, touched)[0]
+
+
+@dataclass
+class Outcome:
+    """A candidate's re-verified film and what changed on the interval."""
+    ok: bool
+    effect: str
+    interval: tuple[int, int]
+    removed: int
+    added_required: int
+    reports: list[Report]
+    tracks: Tracks
+
+    def verified(self) -> dict:
+        return {"ok": self.ok, "effect": self.effect, "interval": list(self.interval), "removed": self.removed,
+                "added_required": self.added_required}
+
+
+def _name(key: tuple) -> str:
+    """A failure key in words: 'NoPenetration a b', 'EventsSatisfied event <id>'."""
+    if key[0] == "EventsSatisfied" and len(key) > 1 and key[1].startswith("{"):
+        import json
+        return f"EventsSatisfied event {json.loads(key[1]).get('event', '?')}"
+    return " ".join(map(str, key))
+
+
+def _span(frames: list[int]) -> str:
+    return f"{frames[0]}" if frames[0] == frames[-1] else f"{frames[0]}–{frames[-1]}"
+
+
+NOUN = {"NoPenetration": "penetrating", "Supported": "floating", "JointLimits": "past-limit"}
+
+
+class FilmTrial:
+    """The film as baked and verified once; candidates re-baked and re-verified on their interval."""
+
+    def __init__(self, project: Project, scene: Scene | None = None, whole: bool = False):
+        self.project, self.whole = project, whole      # whole: re-bake and re-verify everything (a baseline)
+        self.scene = scene or load_scene(project)
+        self.plan = project.get_doc("plan") or {}
+        tracks = load_film_tracks(project)
+        if tracks is None:
+            raise ValueError(f"{project.path}: nothing is baked yet; bake the film before repairing it")
+        self.tracks = tracks
+        self.segments = list_segments(project)
+        self.states = {s.id: State(s.id, s.frame, s.pose.completed(self.scene), s.shot, s.description)
+                       for s in list_states(project)}
+        self.approved = [(f, p.completed(self.scene), i) for f, p, i in approved_states(project)]
+        self.check = FilmCheck(self.scene, scene_meshes(self.scene, project.path), plan=self.plan,
+                               states=self.approved)
+        self.reports = self.check.verify(tracks)
+        self.base_tracks, self.base_reports = self.check.tracks, self.check.reports
+
+    def segment_of(self, frame: int) -> dict | None:
+        return next((s for s in self.segments if s["start"] < frame < s["end"]), None)
+
+    def pose_at(self, frame: int) -> Pose:
+        return self.tracks.pose_at(frame)
+
+    def run(self, changes: list[dict], margin: int = MARGIN) -> tuple[Tracks, list[Report], tuple[int, int]]:
+        """The film with the changes baked in memory and re-verified; the interval it re-verified."""
+        plan, touched, dropped = plan_after(self.plan, changes)
+        if self.whole:
+            touched = [s["segment"] for s in self.segments if s["segment"] not in dropped and s["segment"]
+                       not in touched] + touched
+        tracks, inserted, (lo, hi) = rebake(self.project, self.scene, plan, self.states, self.base_tracks,
+                                            changes, touched)
+        lo, hi = max(tracks.frame_start, lo - margin), min(tracks.frame_end, hi + margin)
+        self.check.tracks, self.check.reports = self.base_tracks, self.base_reports
+        self.check.states = self.approved + inserted
+        try:
+            if self.whole or (lo <= tracks.frame_start and hi >= tracks.frame_end):   # nothing to keep
+                reports = FilmCheck(self.scene, self.check.meshes, plan=self.plan,
+                                    states=self.check.states).verify(tracks)
+            else:
+                reports = self.check.verify_interval(tracks, lo, hi)
+        finally:
+            self.check.tracks, self.check.reports, self.check.states = self.base_tracks, self.base_reports, self.approved
+        return tracks, reports, (lo, hi)
+
+    def judge(self, run: FailingRun, changes: list[dict]) -> Outcome:
+        """Whether the changes remove the run's failure and add no required one, in words."""
+        tracks, after, (lo, hi) = self.run(changes)
+        before_f, after_f = frames_by_failure(self.base_reports), frames_by_failure(after)
+        near = range(run.start - MARGIN, run.end + MARGIN + 1)
+
+        def inside(per: dict, span) -> list[int]:
+            return sorted(f for f in per if f in span)
+        was = inside(before_f.get(run.key, {}), near)
+        now = inside(after_f.get(run.key, {}), near)
+        if run.check == "EventsSatisfied":
+            now = sorted(after_f.get(run.key, {}))
+        window = range(lo, hi + 1)
+        others = [k for k in set(before_f) | set(after_f) if k[0] in REQUIRED and k != run.key]
+        was_other = sum(len(inside(before_f.get(k, {}), window)) for k in others)
+        now_other = sum(len(inside(after_f.get(k, {}), window)) for k in others)
+        new_keys = {k: inside(after_f[k], window) for k in others if k in after_f and k not in before_f}
+        for key in failures(after, REQUIRED) - failures(self.base_reports, REQUIRED) - {run.key}:
+            new_keys.setdefault(key, [])
+        noun = NOUN.get(run.check, "unmet-event")
+        if run.check == "EventsSatisfied":
+            words = [f"meets event {run.evidence.get('event')}" if not now else
+                     f"event {run.evidence.get('event')} still unmet"]
+        else:
+            words = [f"removes {len(was) - len(now)} {noun} frames at {_span(was)}" if was else "removes none"]
+            if now:
+                words[0] += f" ({len(now)} left at {_span(now)})"
+        if new_keys:
+            words.append("adds " + "; ".join(_name(k) + (f" at {_span(v)}" if v else "")
+                                             for k, v in sorted(new_keys.items())))
+        elif now_other > was_other:
+            words.append(f"adds {now_other - was_other} failing frames of other required checks")
+        else:
+            words.append("adds none")
+            if now_other != was_other:
+                words.append(f"other required failing frames {was_other} → {now_other}")
+        added = {k: v for k, v in new_keys.items()}
+        if now_other > was_other and not added:
+            added[("frames",)] = list(range(now_other - was_other))
+        words += self._advisory(after, run, (lo, hi))
+        ok = not now and not added
+        return Outcome(ok, "; ".join(words), (lo, hi), len(was) - len(now),
+                       sum(max(1, len(v)) for v in added.values()), after, tracks)
+
+    def _advisory(self, after: list[Report], run: FailingRun, span: tuple[int, int]) -> list[str]:
+        """How the advisory checks moved on the interval (floating frames, slip, margin)."""
+        lo, hi = span
+        out = []
+        b = {r.name: r for r in self.base_reports}
+        for r in after:
+            if r.name not in ADVISORY or r.name == run.check or r.name not in b:
+                continue
+            old = [e for e in b[r.name].evidence if lo <= e.get("frame", lo - 1) <= hi]
+            new = [e for e in r.evidence if lo <= e.get("frame", lo - 1) <= hi]
+            if r.name == "ContactSlip":
+                dmm = (max((e.get("slip_m", 0) for e in new), default=0.0) -
+                       max((e.get("slip_m", 0) for e in old), default=0.0)) * 1000
+                if abs(dmm) >= 0.5:
+                    out.append(f"advisory slip {dmm:+.0f} mm")
+            elif len(new) != len(old):
+                out.append(f"advisory {r.name} {len(new) - len(old):+d} frames")
+        return out
+

@@ -1,0 +1,80 @@
+"""`studio agent repair PROJECT --film|--interval A..B [--until-pass] [--max-rounds N] [--approve-verified]`:
+repairs of the baked motion, round by round, each round reported; `--apply ID` of a film proposal."""
+from __future__ import annotations
+
+import re
+
+from studio.store.project import Project
+
+from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
+
+
+def parse_interval(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    m = re.fullmatch(r"\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*", text)
+    if not m or int(m.group(1)) > int(m.group(2)):
+        raise CommandError(f"--interval {text!r}: expected A..B, two frames with A <= B (e.g. 1180..1210)",
+                           EXIT_BAD_INPUT)
+    return int(m.group(1)), int(m.group(2))
+
+
+def _client(offline: bool):
+    if offline:
+        return None
+    from studio.agent.client import ModelClient
+    from studio.agent.errors import ModelMissing
+    try:
+        return ModelClient.from_settings()
+    except ModelMissing:
+        print("no model configured: using the offline rules")
+        return None
+
+
+def cmd_repair_film(args) -> int:
+    from studio.agent.errors import AgentError
+    from studio.agent.film_loop import repair_film
+    from studio.agent.repairs import get_proposal
+    interval = parse_interval(args.interval)
+    if args.max_rounds < 1:
+        raise CommandError(f"--max-rounds {args.max_rounds}: expected at least 1", EXIT_BAD_INPUT)
+    with Project.open(args.path) as project:
+        client = _client(args.offline)
+
+        def report(rnd) -> None:
+            failing = ", ".join(rnd.failing) or "none"
+            print(f"round {rnd.number}: required failing: {failing}; {rnd.runs} failing run(s), "
+                  f"{len(rnd.proposals)} verified proposal(s), {len(rnd.applied)} applied ({rnd.seconds:.1f} s)")
+            for pid in rnd.proposals:
+                p = get_proposal(project, pid)
+                mark = "applied" if any(a.startswith(f"#{pid} ") for a in rnd.applied) else p.status
+                print(f"  #{pid} [{mark}] {p.target} {p.check_name} ({p.source}): {p.summary}")
+            for u in rnd.unsolved:
+                print(f"  unsolved: {u}")
+        try:
+            result = repair_film(project, until_pass=args.until_pass, max_rounds=args.max_rounds,
+                                 approve_verified=args.approve_verified, interval=interval, client=client,
+                                 on_round=report)
+        except (AgentError, ValueError) as e:
+            raise CommandError(str(e), EXIT_FAILED) from None
+        print(f"{len(result.rounds)} round(s), {result.proposals} proposal(s), {result.applied} applied; "
+              f"required checks {'pass' if result.passing else 'fail'}"
+              + (f" ({result.stopped})" if result.stopped else ""))
+        if args.approve_verified and result.applied:
+            print("applied as a batch run: the audit log and the reviews name the reviewer 'batch', not a person")
+    if args.until_pass or args.approve_verified:
+        return 0 if result.passing else EXIT_FAILED
+    return 0 if result.proposals or result.passing else EXIT_FAILED
+
+
+def apply_film(project: Project, repair_id: int, reviewer: str) -> int:
+    from studio.agent.errors import AgentError
+    from studio.agent.motion_repair import approve_film_repair
+    try:
+        cmd = approve_film_repair(project, repair_id, reviewer=reviewer)
+    except AgentError as e:
+        raise CommandError(str(e), EXIT_FAILED) from None
+    print(f"applied: {cmd.label}; re-baked {', '.join(cmd.baked)}")
+    for sid in cmd.keyed:
+        print(f"  key state {sid} inserted and approved by {reviewer} with the repair")
+    return 0
