@@ -26,9 +26,12 @@ def test_propose_show_overlay_and_approve_a_repair(qtbot, tmp_project):
     w.show()
     qtbot.waitUntil(lambda: len(w.viewport.actors) == 4, timeout=15000)
     repair = w.panels["Repair review"]
+    said = []
+    repair.message.connect(said.append)
     w.playhead.set_frame(1001)
     qtbot.mouseClick(repair.propose_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: repair.worker is None, timeout=60000)
+    assert any(m.startswith("the offline repairer (no model configured): ") for m in said), said
     qtbot.waitUntil(lambda: repair.list.count() >= 1, timeout=5000)
     proposal = list_proposals(tmp_project, "proposed")[0]
     assert proposal.check_name == "NoPenetration"

@@ -1,8 +1,9 @@
 """Repair review: the proposals waiting for a person, each a list of changes
 to a state's pose shown as a before/after overlay in the viewport (the
 'after' in translucent green), with Approve (one undoable command) and
-Reject (with a note the next proposal reads). "Propose" asks the offline
-repairer for verified proposals for the state at the playhead, on a worker.
+Reject (with a note the next proposal reads). "Propose" asks the model when one
+is configured, the offline repairer otherwise (and says which), for verified
+proposals for the state at the playhead, on a worker.
 
 A repair of the baked motion (target `film:<segment>`) is shown over its
 interval: the film as it is, and the film the repair would bake as a green
@@ -30,11 +31,22 @@ from .worker import Worker
 
 
 def propose(path, state_id, state) -> str:
-    """Offline proposals for one state (a plain function for a worker)."""
-    from studio.agent.offline import propose_offline
+    """Proposals for one state from the model when one is configured, else from the offline
+    repairer, saying which (a plain function for a worker)."""
+    from .agent_jobs import model_missing
     with Project.open(path) as project:
-        proposals, unsolved = propose_offline(project, state_id)
-    return f"{len(proposals)} proposal(s) for {state_id}" + (f"; unsolved: {'; '.join(unsolved)}" if unsolved else "")
+        if not model_missing():
+            from studio.agent.client import ModelClient
+            from studio.agent.model_repair import propose_with_model
+            client = ModelClient.from_settings()
+            proposals, unsolved = propose_with_model(project, client, state_id)
+            who = f"the model {client.model or client.base_url}"
+        else:
+            from studio.agent.offline import propose_offline
+            proposals, unsolved = propose_offline(project, state_id)
+            who = "the offline repairer (no model configured)"
+    return f"{who}: {len(proposals)} proposal(s) for {state_id}" + \
+        (f"; unsolved: {'; '.join(unsolved)}" if unsolved else "")
 
 
 def propose_motion(path, frame, state) -> str:
@@ -46,7 +58,7 @@ def propose_motion(path, frame, state) -> str:
         if seg is None:
             return f"no baked segment at frame {frame}"
         made = propose_film(project, interval=(seg["start"], seg["end"]))
-    return (f"{len(made.proposals)} proposal(s) for {seg['segment']}"
+    return (f"the offline repairer: {len(made.proposals)} proposal(s) for {seg['segment']}"
             + (f"; unsolved: {'; '.join(made.unsolved)}" if made.unsolved else ""))
 
 
