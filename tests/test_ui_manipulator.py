@@ -73,7 +73,7 @@ def test_arrows_move_a_free_body_along_one_axis_as_one_undoable_command(window, 
     assert man.visible_handles == ["movex", "turnx", "movey", "turny", "movez", "turnz"]
     vp.screenshot(str(tmp_path / "manipulator.png"))
     start = screen(vp, arrow_point(man, 0))
-    end = screen(vp, arrow_point(man, 0, 2.5))
+    end = screen(vp, arrow_point(man, 0, 1.2))              # a short way: the panel stays clear of the wall
     seen = []
     man.previewed.connect(seen.append)
     drag(qtbot, vp, start, end)
@@ -85,6 +85,17 @@ def test_arrows_move_a_free_body_along_one_axis_as_one_undoable_command(window, 
     assert window.undo_action.text() == "Undo pose k1"
     window.undo_action.trigger()
     assert get_state(window.session.project, "k1").pose.roots["panel"][:3] == pytest.approx([-1.0, 1.0, 0.01])
+    window.redo_action.trigger()                              # the posed key, checked and approved
+    from studio.checks.run import verify_state
+    from studio.timeline.gate import state_status
+    verify_state(window.session.project, "k1")
+    window.session.refresh()
+    board = window.storyboard
+    board.select_state("k1")
+    board.note.setText("panel slid clear of the wall")
+    qtbot.mouseClick(board.approve_button, Qt.MouseButton.LeftButton)
+    status = state_status(window.session.project, "k1")
+    assert status.ok, status.reasons
 
 
 def test_ctrl_snaps_a_move_to_whole_centimetres_and_a_ring_turns_the_body(window, qtbot):
