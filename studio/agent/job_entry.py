@@ -16,8 +16,8 @@ import traceback
 from pathlib import Path
 
 from studio.jobs.agent_spec import OUTPUT
-from studio.jobs.contract import MARKER
-from studio.store.project import Project, sha256_file, write_atomic
+from studio.jobs.bake_entry import emit, finish
+from studio.store.project import Project
 
 from .client import ModelClient
 from .errors import AgentError
@@ -25,10 +25,6 @@ from .loop import run_tools
 from .planner import make_plan
 
 BUILD_TASK = "Build the scene this plan needs and author its key states."
-
-
-def emit(**event) -> None:
-    print(json.dumps(event), flush=True)
 
 
 def run(spec_path: str | Path) -> int:
@@ -55,13 +51,7 @@ def run(spec_path: str | Path) -> int:
             emit(stage="step", message=f"built in {loop.turns} turn(s): {len(loop.steps)} step(s), "
                                        f"{len(loop.refused)} call(s) refused", tokens=loop.tokens,
                  seconds=round(time.monotonic() - t0, 2))
-    out = folder / OUTPUT
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(summary, indent=1, sort_keys=True).encode())
-    emit(stage="output", output=OUTPUT, sha256=sha256_file(out))
-    write_atomic(folder / MARKER, json.dumps({"action": action}).encode())
-    emit(stage="done")
-    return 0
+    return finish(folder, OUTPUT, summary, {"action": action})
 
 
 def main(argv: list[str]) -> int:

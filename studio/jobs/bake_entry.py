@@ -55,11 +55,17 @@ def run(spec_path: str | Path) -> int:
         rows = {r["segment"]: r for r in list_segments(project)}
         listing = {"segments": [{"segment": s, "tool": rows[s]["tool"], "tracks_hash": rows[s]["hash"],
                                  "frames": [rows[s]["start"], rows[s]["end"]]} for s in segments]}
-    out = folder / OUTPUT
+    return finish(folder, OUTPUT, listing, {"segments": segments})
+
+
+def finish(folder: Path, output: str, result: dict, marker: dict) -> int:
+    """The done contract from a job process of the studio's own Python: the one output, its
+    hash reported, then the finish marker (see `contract`)."""
+    out = folder / output
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(listing, indent=1, sort_keys=True).encode())
-    emit(stage="output", output=OUTPUT, sha256=sha256_file(out))
-    write_atomic(folder / MARKER, json.dumps({"segments": segments}).encode())
+    write_atomic(out, json.dumps(result, indent=1, sort_keys=True).encode())
+    emit(stage="output", output=output, sha256=sha256_file(out))
+    write_atomic(folder / MARKER, json.dumps(marker).encode())
     emit(stage="done")
     return 0
 
