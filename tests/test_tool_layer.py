@@ -21,7 +21,7 @@ from studio.timeline.reviews import list_reviews
 
 EDITS = {"name_scene", "add_material", "create_body", "build_part_code", "add_frame", "add_camera", "allow_overlap", "set_plan",
          "set_segment_tool", "set_state", "set_joint", "place_relative", "solve_ik", "review_state",
-         "author_segment", "drop_segment", "run_verifiers", "request_render"}
+         "author_segment", "drop_segment", "run_verifiers", "request_render", "delete_state"}
 
 
 def apply(project, items, actor="person", stack=None):
@@ -145,3 +145,23 @@ def test_author_segment_is_refused_by_the_gate_and_bakes_nothing(tmp_project):
     with pytest.raises(ToolRefused, match="segment start..slid: motion is blocked .* start: unreviewed"):
         ToolBox(tmp_project).call("author_segment", {"segment": "start..slid"})
     assert fingerprint(tmp_project) == before and before["tracks"] == {}
+
+
+def test_a_deleted_key_state_comes_back_on_undo_and_the_history_replays(tmp_path):
+    import calls_scenes
+    from studio.agent.tools import ToolBox
+    from studio.store.project import Project
+    from studio.timeline.commands import CommandStack
+    from studio.timeline.storyboard import get_state
+    project = Project.create(tmp_path / "p")
+    stack = CommandStack()
+    box = ToolBox(project, stack, actor="person")
+    for c in calls_scenes.calls()[:9]:
+        box.call(c["tool"], c["arguments"])
+    before = get_state(project, "slid")
+    box.call("delete_state", {"state": "slid"})
+    assert get_state(project, "slid") is None
+    stack.undo()
+    assert get_state(project, "slid").pose.to_dict() == before.pose.to_dict()
+    with pytest.raises(Exception, match="delete_state|no state"):
+        box.call("delete_state", {"state": "nowhere"})

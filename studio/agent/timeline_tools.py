@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from studio.scene.io import load_scene
 from studio.store.reports import load_reports
 from studio.timeline.author import check_params
-from studio.timeline.commands import ReviewState
+from studio.timeline.commands import DeleteState, ReviewState
 from studio.timeline.gate import check_status
 from studio.timeline.motion import MotionError
 from studio.timeline.plan import load_plan, validate_plan
@@ -100,6 +100,11 @@ def request_render(box: "ToolBox", a: dict) -> "ToolOutcome":
     return ToolOutcome("request_render", a, {"queued": job})
 
 
-TOOLS = {"set_plan": set_plan, "set_segment_tool": set_segment_tool, "review_state": review_state,
+def delete_state(box: "ToolBox", a: dict) -> "ToolOutcome":
+    box.state(a["state"])
+    return box.run("delete_state", a, DeleteState(box.project, a["state"], box.actor), {"state": a["state"]})
+
+
+TOOLS = {"delete_state": delete_state, "set_plan": set_plan, "set_segment_tool": set_segment_tool, "review_state": review_state,
          "author_segment": author_segment, "drop_segment": drop_segment, "run_verifiers": run_verifiers,
          "request_render": request_render}

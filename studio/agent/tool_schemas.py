@@ -120,6 +120,8 @@ TOOLS: dict[str, tuple[str, dict]] = {
     "drop_segment": ("Remove a segment's baked tracks (before a key state splits it); undo stores them back.",
                      _obj(["segment"], segment=SEGMENT)),
     "request_render": ("Queue a storyboard still of a state for the render worker.", _obj(["state"], state=NAME)),
+    "delete_state": ("Delete a key state (its reviews stay in the history); undo brings it back as it was.",
+                     _obj(["state"], state=NAME)),
 }
 
 

@@ -1,8 +1,8 @@
 """Keying in the window: a new key state at the playhead from what the viewport
 shows there (the baked film, else the state that holds, else the rest pose).
 
-Qt-free. Keying, moving and describing a key are calls of the studio's tool
-layer (`set_state`), so they are checked against the tool's schema, undoable
+Qt-free. Keying, moving, describing and deleting a key are calls of the studio's tool
+layer (`set_state`, `delete_state`), so they are checked against the tool's schema, undoable
 on the window's stack and recorded like the agent's and a replay's edits.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 
 from studio.agent.errors import ToolRefused
 from studio.agent.tools import ToolBox
-from studio.timeline.commands import CommandStack, DeleteState
+from studio.timeline.commands import CommandStack
 
 from .session import Session
 
@@ -68,7 +68,7 @@ def describe_key(session: Session, stack: CommandStack, state_id: str, descripti
 
 
 def delete_key(session: Session, stack: CommandStack, state_id: str) -> None:
-    stack.run(DeleteState(session.project, state_id))
+    _call(session, stack, "delete_state", {"state": state_id})
 
 
 def _call(session: Session, stack: CommandStack, tool: str, args: dict) -> None:
