@@ -101,13 +101,7 @@ class Shape:
         p = np.asarray(p, float)
         shape = p.shape[:-1]
         p = p.reshape(-1, 3)
-        n = self._n
-        u = (p - self.grid_lo) * self._inv
-        outside = np.any((u < 0) | (u > n - 1), axis=1)
-        np.clip(u, 0, n - 1 - 1e-9, out=u)
-        i = u.astype(np.int64)
-        f = u - i
-        base = i @ self._strides
+        outside, base, f = self._cells(p)
         v = self._flat[base[:, None] + self._offsets[None, :]]          # (N, 8) cell corners
         fz = f[:, 2:3]
         c = v[:, 0::2] + (v[:, 1::2] - v[:, 0::2]) * fz                   # (N, 4) along z
@@ -117,10 +111,7 @@ class Shape:
         err = self._err[base]
         low = self._floor[base] if floor else None
         if outside.any():
-            top = self.grid_lo + (n - 1) * self.grid_step
-            q = p[outside]
-            gap = np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - q, q - top)), axis=1)
-            val[outside] = gap + self._pad
+            val[outside] = self._outside_bound(p[outside])
             err[outside] = 0.0
             if floor:
                 low[outside] = val[outside]
@@ -135,22 +126,30 @@ class Shape:
         cell d(p) lies within d(c) -/+ |p - c| of every corner c. Outside the grid the distance
         is at least the distance to the grid's box plus its margin around the mesh."""
         p = np.asarray(p, float).reshape(-1, 3)
+        outside, base, f = self._cells(p)
+        v = self._flat[base[:, None] + self._offsets[None, :]]          # (N, 8)
+        d = (f[:, None, :] - _CORNERS[None]) * self.grid_step
+        reach = np.sqrt(np.einsum("nci,nci->nc", d, d))
+        low, high = np.max(v - reach, axis=1), np.min(v + reach, axis=1)
+        if outside.any():
+            low[outside] = self._outside_bound(p[outside])
+            high[outside] = np.inf
+        return low, high
+
+    def _cells(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For local points (N,3): which lie outside the grid, the flat index of each one's cell
+        (clamped into the grid) and its fractional position in that cell."""
         n = self._n
         u = (p - self.grid_lo) * self._inv
         outside = np.any((u < 0) | (u > n - 1), axis=1)
         np.clip(u, 0, n - 1 - 1e-9, out=u)
         i = u.astype(np.int64)
-        f = u - i
-        v = self._flat[(i @ self._strides)[:, None] + self._offsets[None, :]]          # (N, 8)
-        d = (f[:, None, :] - _CORNERS[None]) * self.grid_step
-        reach = np.sqrt(np.einsum("nci,nci->nc", d, d))
-        low, high = np.max(v - reach, axis=1), np.min(v + reach, axis=1)
-        if outside.any():
-            top = self.grid_lo + (n - 1) * self.grid_step
-            q = p[outside]
-            low[outside] = np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - q, q - top)), axis=1) + self._pad
-            high[outside] = np.inf
-        return low, high
+        return outside, i @ self._strides, u - i
+
+    def _outside_bound(self, q: np.ndarray) -> np.ndarray:
+        """Distance at points outside the grid: at least the gap to the grid's box plus its margin."""
+        top = self.grid_lo + (self._n - 1) * self.grid_step
+        return np.linalg.norm(np.maximum(0, np.maximum(self.grid_lo - q, q - top)), axis=1) + self._pad
 
     @property
     def planes(self) -> tuple[np.ndarray, np.ndarray] | None:
