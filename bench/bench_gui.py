@@ -117,22 +117,30 @@ def big_scene_project(path: Path, bodies: int = 20, subdivisions: int = 4) -> in
     return len(ball.faces) * bodies
 
 
-def scrubbing(path: Path, triangles: int, frames: int = 240) -> None:
-    import numpy as np
+def open_drawn(path: Path, size: tuple[int, int]):
+    """The studio window on `path` at `size`, once its viewport has drawn the scene (at most 60 s),
+    with the film's kinematics cached as on the first scrub; returns (app, window)."""
     from PySide6.QtWidgets import QApplication
 
     from studio.ui.main_window import MainWindow
     from studio.ui.session import Session
     app = QApplication.instance() or QApplication([])
     w = MainWindow(Session.open(path))
-    w.resize(1400, 900)
+    w.resize(*size)
     w.show()
     deadline = time.time() + 60
     while not w.viewport.actors and time.time() < deadline:
         app.processEvents()
         time.sleep(0.01)
+    w.session.film_world()
+    return app, w
+
+
+def scrubbing(path: Path, triangles: int, frames: int = 240) -> None:
+    import numpy as np
+
+    app, w = open_drawn(path, (1400, 900))
     assert w.viewport.triangles == triangles, w.viewport.triangles
-    w.session.film_world()                       # kinematics cached once, as on the first scrub
     vp, ph = w.viewport, w.playhead
     ph.set_frame(1001)
     app.processEvents()
@@ -214,19 +222,8 @@ def playback(path: Path, seconds: float = 4.0) -> None:
     """The doorway at 1280x720 played for a few seconds by the wall clock (frames dropped when
     a frame is late), beside the old way: one frame per timer tick, which slows the film."""
     from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
 
-    from studio.ui.main_window import MainWindow
-    from studio.ui.session import Session
-    app = QApplication.instance() or QApplication([])
-    w = MainWindow(Session.open(path))
-    w.resize(1280, 720)
-    w.show()
-    deadline = time.time() + 60
-    while not w.viewport.actors and time.time() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
-    w.session.film_world()
+    app, w = open_drawn(path, (1280, 720))
     ph = w.playhead
 
     def run(start) -> tuple[float, int]:
@@ -256,19 +253,7 @@ def playback(path: Path, seconds: float = 4.0) -> None:
 
 def look_cost(path: Path, frames: int = 120) -> None:
     """Scrubbing the 100k-triangle scene with the viewport's look toggles, against all of them off."""
-    from PySide6.QtWidgets import QApplication
-
-    from studio.ui.main_window import MainWindow
-    from studio.ui.session import Session
-    app = QApplication.instance() or QApplication([])
-    w = MainWindow(Session.open(path))
-    w.resize(1280, 720)
-    w.show()
-    deadline = time.time() + 60
-    while not w.viewport.actors and time.time() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
-    w.session.film_world()
+    app, w = open_drawn(path, (1280, 720))
     vp, ph, look = w.viewport, w.playhead, w.viewport.look
 
     def rate(grid=False, shadows=False, onion=False, trails=False, xray=False) -> float:

@@ -101,6 +101,7 @@ class Manipulator(QObject):
                 self.handles.append((actor, kind, k))
         self._pickable = vtkPropCollection()
         self.target: tuple[str, str, str] | None = None        # (state id, body, "root" | "ik")
+        self._said = ""
         self.origin = np.zeros(3)
         self.scale = 1.0
         self._drag: PoseDrag | None = None
@@ -132,9 +133,13 @@ class Manipulator(QObject):
         """Place (or hide) the gizmo for the current selection and frame."""
         if self._drag is not None:
             return
-        self.target, why = self._choose()
-        if why:
+        target, why = self._choose()
+        if why and why != self._said:            # said once, not on every frame of a playback
             self.message.emit(why)
+        self._said = why
+        if target is None and self.target is None:
+            return                               # nothing shown, nothing to hide: no extra render per frame
+        self.target = target
         self._place(None)
 
     def _place(self, pose) -> None:
