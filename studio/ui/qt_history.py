@@ -38,12 +38,20 @@ class QtHistory(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
         lay.addWidget(self.tree)
+        self._shown: str | None = None
         qsession.changed.connect(self.reload)
-        playhead.frame_changed.connect(lambda _f: self.reload())
+        playhead.frame_changed.connect(self._on_frame)
         self.reload()
+
+    def _on_frame(self, frame: int) -> None:
+        """Reload only when another key state holds: playback must not query the reviews every frame."""
+        state = self.session.state_at(frame)
+        if (state.id if state else None) != self._shown:
+            self.reload()
 
     def reload(self) -> None:
         state = self.session.state_at(self.playhead.frame)
+        self._shown = state.id if state else None
         every = self.all_states.isChecked() or state is None
         rows = history_rows(self.session.project, None if every else state.id)
         self.title.setText("Reviews of every state" if every else f"Reviews of <b>{state.id}</b>")
