@@ -47,9 +47,6 @@ class Signals:
     missing: list[str]
     coverage: Coverage
 
-    def line(self) -> str:
-        return f"completion: {self.completion}  ·  progress {self.progress:.0%}  ·  coverage: {self.coverage.text()}"
-
     def to_dict(self) -> dict:
         c = self.coverage
         return {"completion": {"required_checks_pass": self.complete, "text": self.completion},
@@ -95,9 +92,8 @@ def signals(project: Project, scene=None) -> Signals:
     cov.states_checked = cov.states - len(stale)
     if stale:
         cov.uncertified.append(f"states whose checks are missing or stale: {', '.join(stale)}")
-    allowed = getattr(scene, "allowed_overlaps", None) or []
-    if allowed:
-        cov.uncertified.append(f"{len(allowed)} overlap(s) the scene declares allowed are not tested for penetration")
+    if scene.allowed_overlaps:
+        cov.uncertified.append(f"{len(scene.allowed_overlaps)} overlap(s) the scene declares allowed are not tested for penetration")
     cov.uncertified.append("occlusion: a body hidden behind another counts as in view when reviews bind what is seen")
     return Signals(complete, completion, value, missing, cov)
 

@@ -7,17 +7,12 @@ on the window's stack and recorded like the agent's and a replay's edits.
 """
 from __future__ import annotations
 
-import json
-import re
-
 from studio.agent.errors import ToolRefused
 from studio.agent.tools import ToolBox
+from studio.store.names import check_id
 from studio.timeline.commands import CommandStack
 
 from .session import Session
-
-NAME = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
-
 
 def default_key_name(session: Session, frame: int) -> str:
     """`key_<frame>`, or with a suffix if a state already has that name."""
@@ -43,9 +38,7 @@ def key_arguments(session: Session, frame: int, name: str, description: str = ""
 
 def key_frame(session: Session, stack: CommandStack, frame: int, name: str, description: str = "") -> str:
     """Key the frame; returns the new state's id. Raises ValueError with the reason if refused."""
-    name = name.strip()
-    if not NAME.match(name):
-        raise ValueError(f"key name {name!r}: use 1-64 letters, digits, '_' or '-'")
+    name = check_id(name.strip(), "key name")       # the studio's one id rule (NameProblem is a ValueError)
     if any(s.id == name for s in session.states):
         raise ValueError(f"a key named {name!r} exists already (frame "
                          f"{next(s.frame for s in session.states if s.id == name)}); choose another name")
@@ -73,6 +66,6 @@ def delete_key(session: Session, stack: CommandStack, state_id: str) -> None:
 
 def _call(session: Session, stack: CommandStack, tool: str, args: dict) -> None:
     try:
-        ToolBox(session.project, stack, actor="person").call(tool, json.dumps(args))
+        ToolBox(session.project, stack, actor="person").call(tool, args)
     except ToolRefused as e:
         raise ValueError(str(e)) from None

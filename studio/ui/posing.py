@@ -12,7 +12,6 @@ at the limit and says so.
 """
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -134,7 +133,7 @@ class PoseDrag:
             return ""
         args = {"state": self.state.id, **({"roots": roots} if roots else {}), **({"joints": joints} if joints else {})}
         try:
-            out = ToolBox(project, stack, actor="person").call("set_state", json.dumps(args))
+            out = ToolBox(project, stack, actor="person").call("set_state", args)
         except ToolRefused as e:
             raise ValueError(str(e)) from None
         return out.result["done"]
