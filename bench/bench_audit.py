@@ -25,15 +25,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("KEYPOSE_SETTINGS", str(ROOT / ".pytest_cache" / "no-settings.json"))
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="bench-audit-config-")
 
-from timeline_scenes import arm_plan, arm_scene  # noqa: E402
+from timeline_scenes import arm_states  # noqa: E402
 
-from studio.scene.io import save_scene  # noqa: E402
 from studio.scene.meshes import scene_design_id  # noqa: E402
-from studio.scene.pose import Pose  # noqa: E402
 from studio.store.project import Project, now  # noqa: E402
-from studio.timeline.plan import save_plan  # noqa: E402
 from studio.timeline.reviews import record_review  # noqa: E402
-from studio.timeline.storyboard import State, content_hash, put_state  # noqa: E402
+from studio.timeline.storyboard import content_hash  # noqa: E402
 from studio.timeline.trust import verify_project  # noqa: E402
 
 REVIEWS = 300
@@ -41,14 +38,7 @@ REVIEWS = 300
 
 def arm_project(folder: Path) -> tuple[Project, object]:
     project = Project.create(folder)
-    scene = arm_scene()
-    save_scene(project, scene)
-    save_plan(project, arm_plan(), scene)
-    for sid, frame, elbow in (("rest", 1001, 0.0), ("bent", 1024, 1.2), ("back", 1048, 0.3)):
-        pose = Pose.rest(scene)
-        pose.joints["elbow"] = elbow
-        put_state(project, scene, State(sid, frame, pose, "close"))
-    return project, scene
+    return project, arm_states(project)
 
 
 def plain_review(project: Project, scene, state_id: str, verdict: str, note: str, reviewer: str) -> None:

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from timeline_scenes import arm_plan, arm_scene
+from timeline_scenes import arm_scene, arm_states
 
 from studio.cli import main
 from studio.scene.pose import Pose
@@ -18,7 +18,6 @@ from studio.store.project import DB_NAME, Project
 from studio.store.schema import APP_ID, MIGRATIONS
 from studio.timeline.film import list_segments
 from studio.timeline.gate import GateError, board_status, require_storyboards
-from studio.timeline.plan import save_plan
 from studio.timeline.progress import progress
 from studio.scene.io import load_scene, save_scene
 from studio.timeline.reviews import list_reviews, record_review, register_message, review_message
@@ -32,13 +31,7 @@ TRIGGERS = ("audit_no_update", "audit_no_delete", "reviews_no_update", "reviewer
 def board(tmp_project, capsys):
     """The arm's three states, checked by the real verifiers and approved by ana;
     then ben rejects `bent`. Returns the project folder."""
-    scene = arm_scene()
-    save_scene(tmp_project, scene)
-    save_plan(tmp_project, arm_plan(), scene)
-    for sid, frame, elbow in (("rest", 1001, 0.0), ("bent", 1024, 1.2), ("back", 1048, 0.3)):
-        pose = Pose.rest(scene)
-        pose.joints["elbow"] = elbow
-        put_state(tmp_project, scene, State(sid, frame, pose, "close"))
+    arm_states(tmp_project)
     path = str(tmp_project.path)
     for sid in ("rest", "bent", "back"):
         assert main(["board", "approve", path, sid, "--note", "looks right", "--reviewer", "ana"]) == 0

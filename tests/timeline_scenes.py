@@ -61,18 +61,28 @@ def crate_into_base(project, state_id: str, scene: Scene):
     return check_state(project, state_id)
 
 
-def author_arm(project, approve: bool = True) -> Scene:
-    """The arm scene, its plan and three states, each passing the real checks (and approved)."""
+ARM_STATES = (("rest", 1001, 0.0), ("bent", 1024, 1.2), ("back", 1048, 0.3))   # id, frame, elbow
+
+
+def arm_states(project) -> Scene:
+    """The arm scene, its plan and its three states (rest, bent, back), unchecked and unreviewed."""
     from studio.scene.pose import Pose
     from studio.timeline.plan import save_plan
-    from studio.timeline.reviews import record_review
     scene = arm_scene()
     save_scene(project, scene)
     save_plan(project, arm_plan(), scene)
-    for sid, frame, elbow in (("rest", 1001, 0.0), ("bent", 1024, 1.2), ("back", 1048, 0.3)):
+    for sid, frame, elbow in ARM_STATES:
         pose = Pose.rest(scene)
         pose.joints["elbow"] = elbow
         put_state(project, scene, State(sid, frame, pose, "close"))
+    return scene
+
+
+def author_arm(project, approve: bool = True) -> Scene:
+    """The arm scene, its plan and three states, each passing the real checks (and approved)."""
+    from studio.timeline.reviews import record_review
+    scene = arm_states(project)
+    for sid, _frame, _elbow in ARM_STATES:
         check_state(project, sid)
         if approve:
             record_review(project, sid, "approve", "looks right", "ana", scene)
