@@ -46,9 +46,9 @@ def _camera(box: ToolBox) -> None:
                             "resolution": [160, 96]})
 
 
-def jamb_film(path) -> Project:
+def jamb_film(path, name: str = "jamb", motion: dict | None = None) -> Project:
     """A box flies at 1 m from x=-1 to x=1 along y=0.25; the doorway's opening ends at y=0.3."""
-    project = Project.create(path, name="jamb", fps=24, frame_start=A)
+    project = Project.create(path, name=name, fps=24, frame_start=A)
     box = ToolBox(project, actor=REVIEWER)
     _body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
     _body(box, "jamb_l", [0.1, 1.2, 2.0], [0, 0.9, 1.0, 1, 0, 0, 0], kind="static")
@@ -56,7 +56,7 @@ def jamb_film(path) -> Project:
     _body(box, "crate", [0.2, 0.2, 0.2], [-1, 0.25, 1.0, 1, 0, 0, 0], flags=["self_propelled"])
     _camera(box)
     box.call("set_plan", {"plan": plan([("out", A), ("in", B)], ["crate"], [],
-                                       [{"segment": "out..in", "tool": "interpolate", "params": {}}])})
+                                       [motion or {"segment": "out..in", "tool": "interpolate", "params": {}}])})
     _key(box, "out", A, {"crate": [-1, 0.25, 1.0, 1, 0, 0, 0]})
     _key(box, "in", B, {"crate": [1, 0.25, 1.0, 1, 0, 0, 0]})
     box.call("author_segment", {"segment": "out..in"})
@@ -179,16 +179,4 @@ def register_glide() -> None:
 def glide_film(path) -> Project:
     """The jamb film with its crate on the glide tool and no via-point: its path clips the jamb."""
     register_glide()
-    project = Project.create(path, name="glide", fps=24, frame_start=A)
-    box = ToolBox(project, actor=REVIEWER)
-    _body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
-    _body(box, "jamb_l", [0.1, 1.2, 2.0], [0, 0.9, 1.0, 1, 0, 0, 0], kind="static")
-    _body(box, "jamb_r", [0.1, 1.2, 2.0], [0, -0.9, 1.0, 1, 0, 0, 0], kind="static")
-    _body(box, "crate", [0.2, 0.2, 0.2], [-1, 0.25, 1.0, 1, 0, 0, 0], flags=["self_propelled"])
-    _camera(box)
-    box.call("set_plan", {"plan": plan([("out", A), ("in", B)], ["crate"], [],
-                                       [{"segment": "out..in", "tool": "glide", "params": {"body": "crate"}}])})
-    _key(box, "out", A, {"crate": [-1, 0.25, 1.0, 1, 0, 0, 0]})
-    _key(box, "in", B, {"crate": [1, 0.25, 1.0, 1, 0, 0, 0]})
-    box.call("author_segment", {"segment": "out..in"})
-    return project
+    return jamb_film(path, "glide", {"segment": "out..in", "tool": "glide", "params": {"body": "crate"}})
