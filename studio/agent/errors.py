@@ -16,3 +16,7 @@ class ToolRefused(AgentError):
 
 class SandboxMissing(ToolRefused):
     """The OS sandbox cannot run here and the person has not opted in to running without it."""
+
+
+class Cancelled(AgentError):
+    """The person cancelled; proposals verified and saved before then stay."""

@@ -22,12 +22,13 @@ from studio.store.project import Project
 from studio.timeline.storyboard import get_state
 
 from .client import ModelClient
-from .errors import AgentError
+from .errors import AgentError, Cancelled
 from .offline import RULES
 from .planner import parse_json_reply
 from .plan_shape import PlanInvalid
 from .reply_schemas import REPAIR_SCHEMA
-from .repairs import Proposal, distinct_failures, rejection_notes, save_proposal, verify_changes
+from .repairs import (Proposal, distinct_failures, rejection_notes, report_progress, save_proposal, stop_requested,
+                      verify_changes)
 from .steps import record_step
 from .stream import Usage
 from .verify import check_pose
@@ -78,41 +79,56 @@ def _context(scene: Scene, pose: Pose, check: str, ev: dict, notes: list[str]) -
 
 
 def propose_with_model(project: Project, client: ModelClient, state_id: str,
-                       reports: list[Report] | None = None) -> tuple[list[Proposal], list[str]]:
-    """Verified model proposals for the state's failures, and what was left unsolved."""
+                       reports: list[Report] | None = None, state=None) -> tuple[list[Proposal], list[str]]:
+    """Verified model proposals for the state's failures, and what was left unsolved.
+
+    `state` (optional, a worker's) gets progress per failure; a cancel stops the reply being
+    streamed at its next piece, and proposals saved before then stay."""
     t0 = time.monotonic()
     scene = load_scene(project)
-    state = get_state(project, state_id)
-    if state is None:
+    held = get_state(project, state_id)
+    if held is None:
         raise AgentError(f"{project.path}: no state {state_id!r}")
-    pose = state.pose.completed(scene)
-    reports = reports if reports is not None else check_pose(project, scene, pose, state.frame, state_id)
+    pose = held.pose.completed(scene)
+    report_progress(state, 0.0, f"checking {state_id}")
+    reports = reports if reports is not None else check_pose(project, scene, pose, held.frame, state_id)
     notes = rejection_notes(project, f"state:{state_id}")
     proposals, unsolved, tokens, usage = [], [], 0, Usage()
-    for r, ev, key in distinct_failures(reports, RULES):
-        messages = [{"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": _context(scene, pose, r.name, ev, notes)}]
-        why = ""
-        for _attempt in range(2):
-            reply = client.chat(messages, schema=REPAIR_SCHEMA, schema_name="repair")
-            tokens += reply.tokens
-            usage.add(reply)
-            try:
-                summary, changes = read_changes(scene, pose, parse_json_reply(reply.content))
-            except PlanInvalid as e:
-                why = str(e)
+
+    def heard(_piece: str) -> None:
+        if stop_requested(state):
+            raise Cancelled(f"cancelled while {client.model or client.base_url} was replying")
+
+    failing = list(distinct_failures(reports, RULES))
+    try:
+        for i, (r, ev, key) in enumerate(failing):
+            heard("")
+            report_progress(state, (i + 1) / (len(failing) + 1), f"asking about {r.name} {' '.join(map(str, key[1:]))}")
+            messages = [{"role": "system", "content": SYSTEM},
+                        {"role": "user", "content": _context(scene, pose, r.name, ev, notes)}]
+            why = ""
+            for _attempt in range(2):
+                reply = client.chat(messages, schema=REPAIR_SCHEMA, schema_name="repair", on_text=heard)
+                tokens += reply.tokens
+                usage.add(reply)
+                try:
+                    summary, changes = read_changes(scene, pose, parse_json_reply(reply.content))
+                except PlanInvalid as e:
+                    why = str(e)
+                else:
+                    check = verify_changes(project, scene, held, key, changes, reports)
+                    if check["ok"]:
+                        proposals.append(save_proposal(project, Proposal(
+                            f"state:{state_id}", r.name, list(key), summary, changes, "model", check)))
+                        break
+                    why = (f"verification refused it: fixes the failure {check['fixes_target']}, "
+                           f"new required failures {check['new_required_failures']}")
+                messages += [{"role": "assistant", "content": reply.content[:4000]},
+                             {"role": "user", "content": f"That repair was refused: {why}. Reply with a corrected one."}]
             else:
-                check = verify_changes(project, scene, state, key, changes, reports)
-                if check["ok"]:
-                    proposals.append(save_proposal(project, Proposal(
-                        f"state:{state_id}", r.name, list(key), summary, changes, "model", check)))
-                    break
-                why = (f"verification refused it: fixes the failure {check['fixes_target']}, "
-                       f"new required failures {check['new_required_failures']}")
-            messages += [{"role": "assistant", "content": reply.content[:4000]},
-                         {"role": "user", "content": f"That repair was refused: {why}. Reply with a corrected one."}]
-        else:
-            unsolved.append(f"{' '.join(map(str, key))}: the model's repair was refused ({why})")
+                unsolved.append(f"{' '.join(map(str, key))}: the model's repair was refused ({why})")
+    except Cancelled:
+        pass                  # what was verified and saved before the cancel stays
     record_step(project, "propose repairs", {"state": state_id, "proposals": [p.id for p in proposals],
                                          "unsolved": unsolved, **usage.detail()}, tokens, time.monotonic() - t0)
     return proposals, unsolved

@@ -35,7 +35,8 @@ from .errors import AgentError, ToolRefused
 from .film_failures import FailingRun, failing_runs
 from .motion_candidates import candidates
 from .motion_trial import FilmTrial, RepairUnfit, plan_after
-from .repairs import Proposal, _set_status, get_proposal, list_proposals, save_proposal
+from .repairs import (Proposal, _set_status, get_proposal, list_proposals, report_progress, save_proposal,
+                      stop_requested)
 
 PREFIX = "film:"
 
@@ -97,9 +98,13 @@ def rejected_changes(project: Project, segment: str) -> list[list[dict]]:
 
 def propose_film(project: Project, interval: tuple[int, int] | None = None, per_run: int = 2,
                  store: bool = True, trial: FilmTrial | None = None,
-                 on_event: Callable[[str], None] | None = None) -> FilmProposals:
-    """Verified proposals for the film's failing runs (inside `interval` if given)."""
+                 on_event: Callable[[str], None] | None = None, state=None) -> FilmProposals:
+    """Verified proposals for the film's failing runs (inside `interval` if given).
+
+    `state` (optional, a worker's) gets progress per run and stops the search between
+    candidates when cancelled: proposals saved by then stay, the rest are not tried."""
     t0 = time.perf_counter()
+    report_progress(state, 0.0, "verifying the film as it is")
     trial = trial or FilmTrial(project)
     try:                      # a repair is applied through set_plan, which refuses a plan that does not hold
         validate_plan(trial.plan, trial.scene)
@@ -108,9 +113,14 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
                          f"through set_plan, so correct the plan first") from None
     out = FilmProposals(runs=failing_runs(trial.base_reports, trial.segments, interval=interval,
                                           tracks=trial.base_tracks))
-    for run in out.runs:
+    for i, run in enumerate(out.runs):
+        if stop_requested(state):
+            break
+        report_progress(state, (i + 1) / (len(out.runs) + 1), run.label)
         kinds: set[str] = set()
         for kind, summary, changes in candidates(trial, run, rejected_changes(project, run.segment)):
+            if stop_requested(state):
+                break
             if kind in kinds:
                 continue
             out.tried += 1
@@ -131,7 +141,7 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
             kinds.add(kind)
             if len(kinds) >= per_run:
                 break
-        if not kinds:
+        if not kinds and not stop_requested(state):
             out.unsolved.append(f"{run.label}: no candidate repair passed verification")
     out.seconds = time.perf_counter() - t0
     return out

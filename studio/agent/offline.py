@@ -32,7 +32,7 @@ from studio.store.project import Project
 from studio.timeline.storyboard import State, get_state
 
 from .errors import AgentError
-from .repairs import Proposal, distinct_failures, save_proposal, verify_changes
+from .repairs import Proposal, distinct_failures, report_progress, save_proposal, stop_requested, verify_changes
 from .verify import check_pose
 
 MARGIN = 1e-3          # metres beyond the evidence's push distance
@@ -240,24 +240,34 @@ RULES = ("NoPenetration", "Supported", "JointLimits")
 
 
 def propose_offline(project: Project, state_id: str, reports: list[Report] | None = None,
-                    store: bool = True) -> tuple[list[Proposal], list[str]]:
-    """Verified proposals for the state's failures, and a line for each failure left without one."""
+                    store: bool = True, state=None) -> tuple[list[Proposal], list[str]]:
+    """Verified proposals for the state's failures, and a line for each failure left without one.
+
+    `state` (optional, a worker's) gets progress per failure and stops the search between
+    candidates when cancelled: proposals saved by then stay, the rest are not tried."""
     scene = load_scene(project)
-    state: State | None = get_state(project, state_id)
-    if state is None:
+    held: State | None = get_state(project, state_id)
+    if held is None:
         raise AgentError(f"{project.path}: no state {state_id!r}")
-    pose = state.pose.completed(scene)
-    reports = reports if reports is not None else check_pose(project, scene, pose, state.frame, state_id)
+    pose = held.pose.completed(scene)
+    report_progress(state, 0.0, f"checking {state_id}")
+    reports = reports if reports is not None else check_pose(project, scene, pose, held.frame, state_id)
     proposals, unsolved = [], []
-    for r, ev, key in distinct_failures(reports, RULES):
+    failing = list(distinct_failures(reports, RULES))
+    for i, (r, ev, key) in enumerate(failing):
+        if stop_requested(state):
+            break
+        report_progress(state, (i + 1) / (len(failing) + 1), f"{r.name} {' '.join(map(str, key[1:]))}")
         if r.name == "NoPenetration":
             cands = penetration_candidates(project, scene, pose, ev)
         elif r.name == "Supported":
-            cands = floating_candidates(project, scene, pose, ev, state.frame, project.get_doc("plan"))
+            cands = floating_candidates(project, scene, pose, ev, held.frame, project.get_doc("plan"))
         else:
             cands = joint_candidates(scene, pose, ev)
         for summary, changes in cands:
-            check = verify_changes(project, scene, state, key, changes, reports)
+            if stop_requested(state):
+                break
+            check = verify_changes(project, scene, held, key, changes, reports)
             if check["ok"]:
                 p = Proposal(f"state:{state_id}", r.name, list(key), summary, changes, "offline", check)
                 proposals.append(save_proposal(project, p) if store else p)

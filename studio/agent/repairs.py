@@ -55,6 +55,17 @@ def distinct_failures(reports: list[Report], names: tuple[str, ...]):
                 yield r, ev, key
 
 
+def report_progress(state, fraction: float, what: str) -> None:
+    """Tell a worker's state how far a search got (no state: nobody is watching)."""
+    if state is not None:
+        state.progress(fraction, what)
+
+
+def stop_requested(state) -> bool:
+    """True once the person cancelled the worker running this search."""
+    return state is not None and bool(state.cancelled)
+
+
 def failures(reports: list[Report], names: tuple[str, ...] | None = None) -> set[tuple]:
     """The failure keys of failing reports (an errored check is one failure of its own)."""
     out: set[tuple] = set()

@@ -20,7 +20,7 @@ def _plan(win):
 
 def _jobs(win):
     from .qt_jobs import QtJobs
-    return QtJobs(win.qsession)
+    return QtJobs(win.qsession, win.playhead)
 
 
 def _repair(win):

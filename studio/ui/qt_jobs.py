@@ -38,6 +38,14 @@ def cancel(path, job_id, runner, state) -> str:
     return f"job {job_id} cancelled"
 
 
+def job_line(job: queue.Job) -> str:
+    """The job's kind, and for a film render the frames it covers."""
+    spec = job.spec or {}
+    if "video" in spec and "frame_start" in spec:
+        return f"{job.kind} {spec['frame_start']}–{spec['frame_end']}"
+    return job.kind
+
+
 def output_paths(project: Project, job: queue.Job) -> list[Path]:
     """Files a person may open: delivered copies first (renders/, exports/), then the job folder's."""
     folder = queue.job_dir(project, job.id)
@@ -78,9 +86,9 @@ def approved_segments(project: Project) -> list[str]:
 class QtJobs(QWidget):
     message = Signal(str)
 
-    def __init__(self, qsession: QtSession, parent: QWidget | None = None):
+    def __init__(self, qsession: QtSession, playhead=None, parent: QWidget | None = None):
         super().__init__(parent)
-        self.session = qsession.session
+        self.session, self.playhead = qsession.session, playhead      # the playhead's in/out bounds a preview
         self.runner: LocalRunner | None = None
         self._workers: list[Worker] = []
         self.table = QTableWidget(0, len(COLUMNS))
@@ -142,7 +150,7 @@ class QtJobs(QWidget):
         self.table.blockSignals(True)
         self.table.setRowCount(len(jobs))
         for i, job in enumerate(jobs):
-            for j, value in enumerate((str(job.id), job.kind, job.state, None, str(job.attempts),
+            for j, value in enumerate((str(job.id), job_line(job), job.state, None, str(job.attempts),
                                        job.error.splitlines()[0] if job.error else "")):
                 if j == 3:
                     bar = self.table.cellWidget(i, 3) or QProgressBar()
@@ -156,6 +164,7 @@ class QtJobs(QWidget):
                 self.table.setItem(i, j, item)
             if job.id == selected:
                 self.table.selectRow(i)
+        self.table.resizeColumnToContents(1)        # "preview 1010–1014" on one line
         self.table.blockSignals(False)
         self._show_selected()
 
@@ -202,7 +211,7 @@ class QtJobs(QWidget):
         logfile = queue.job_dir(self.session.project, job.id) / "log.txt"
         raw = logfile.read_text(errors="replace")[-20000:] if logfile.exists() else job.log
         lines = log_sentences(raw)
-        head = f"job {job.id} ({job.kind}) {job.state}" + (f": {job.error.splitlines()[0]}" if job.error else "")
+        head = f"job {job.id} ({job_line(job)}) {job.state}" + (f": {job.error.splitlines()[0]}" if job.error else "")
         text = "\n".join([head, ""] + lines)
         for pane, value in ((self.log, text), (self.details, raw)):
             if pane.toPlainText() != value:
@@ -240,9 +249,11 @@ class QtJobs(QWidget):
         """Every state through every camera; the stills land on the storyboard cards."""
         self.submit("still", lambda d: still_spec(self.session.project, d))
 
-    def render_preview(self) -> None:
-        """The baked film through the shots' cameras with Workbench, as an MP4 in renders/."""
-        self.submit("preview", lambda d: video_spec(self.session.project, d, "preview"))
+    def render_preview(self) -> int | None:
+        """The baked film through the shots' cameras with Workbench, as an MP4 in renders/; only
+        the playhead's in/out range when one is marked (a range outside the film is refused)."""
+        in_out = self.playhead.in_out if self.playhead is not None else None
+        return self.submit("preview", lambda d: video_spec(self.session.project, d, "preview", frame_range=in_out))
 
     def submit(self, kind: str, build) -> int | None:
         try:
@@ -250,7 +261,8 @@ class QtJobs(QWidget):
         except Exception as e:     # e.g. no camera, no states, nothing baked: say why, queue nothing
             self.message.emit(str(e))
             return None
-        self.start(job.id)
+        self._runner().start(job.id)
+        self.message.emit(f"job {job.id} started: {job_line(job)}")
         self.reload()
         self.select_job(job.id)
         return job.id

@@ -25,6 +25,7 @@ from studio.scene.kinematics import pose_world
 from studio.store.project import Project
 from studio.timeline.storyboard import get_state
 
+from .job_progress import JobProgress, eta_text
 from .playhead import Playhead
 from .qt_session import QtSession
 from .worker import Worker
@@ -32,19 +33,21 @@ from .worker import Worker
 
 def propose(path, state_id, state) -> str:
     """Proposals for one state from the model when one is configured, else from the offline
-    repairer, saying which (a plain function for a worker)."""
+    repairer, saying which (a plain function for a worker; a cancel keeps what was proposed)."""
     from .agent_jobs import model_missing
     with Project.open(path) as project:
         if not model_missing():
             from studio.agent.client import ModelClient
             from studio.agent.model_repair import propose_with_model
             client = ModelClient.from_settings()
-            proposals, unsolved = propose_with_model(project, client, state_id)
+            proposals, unsolved = propose_with_model(project, client, state_id, state=state)
             who = f"the model {client.model or client.base_url}"
         else:
             from studio.agent.offline import propose_offline
-            proposals, unsolved = propose_offline(project, state_id)
+            proposals, unsolved = propose_offline(project, state_id, state=state)
             who = "the offline repairer (no model configured)"
+    if state.cancelled:
+        return f"cancelled: {who} kept {len(proposals)} verified proposal(s) for {state_id}"
     return f"{who}: {len(proposals)} proposal(s) for {state_id}" + \
         (f"; unsolved: {'; '.join(unsolved)}" if unsolved else "")
 
@@ -57,7 +60,9 @@ def propose_motion(path, frame, state) -> str:
         seg = next((s for s in list_segments(project) if s["start"] <= frame <= s["end"]), None)
         if seg is None:
             return f"no baked segment at frame {frame}"
-        made = propose_film(project, interval=(seg["start"], seg["end"]))
+        made = propose_film(project, interval=(seg["start"], seg["end"]), state=state)
+    if state.cancelled:
+        return f"cancelled: the offline repairer kept {len(made.proposals)} verified proposal(s) for {seg['segment']}"
     return (f"the offline repairer: {len(made.proposals)} proposal(s) for {seg['segment']}"
             + (f"; unsolved: {'; '.join(made.unsolved)}" if made.unsolved else ""))
 
@@ -100,12 +105,28 @@ class QtRepair(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.propose_button)
-        self.busy = QProgressBar()              # proposing: a busy bar (the offline repairer reports no fraction)
-        self.busy.setRange(0, 0)
-        self.busy.setFormat("proposing…")
-        self.busy.hide()
+        self.bar = QProgressBar()               # proposing: failures tried so far, and the time left
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop proposing; proposals already verified stay")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.doing = QLabel("")                 # what is being tried, and the time left
+        self.doing.setWordWrap(True)
+        self.doing.setMinimumHeight(2 * self.doing.fontMetrics().height() + 4)   # two lines fit a narrow dock
+        row = QHBoxLayout()
+        row.addWidget(self.bar, 1)
+        row.addWidget(self.cancel_button)
+        running = QVBoxLayout()
+        running.setContentsMargins(0, 0, 0, 0)
+        running.addLayout(row)
+        running.addWidget(self.doing)
+        self.running = QWidget()
+        self.running.setLayout(running)
+        self.running.hide()
+        self.job_progress = JobProgress()
         lay.addWidget(self.propose_motion_button)
-        lay.addWidget(self.busy)
+        lay.addWidget(self.running)
         lay.addWidget(self.list, 1)
         lay.addWidget(self.changes, 1)
         lay.addWidget(self.verdicts)
@@ -229,28 +250,46 @@ class QtRepair(QWidget):
         s = self.session.state_at(self.playhead.frame)
         if s is None or self.worker is not None:
             return
-        self.propose_button.setEnabled(False)
-        self.busy.show()
-        self.worker = Worker(propose, self.session.project.path, s.id)
-        self.worker.done.connect(self._proposed)
-        self.worker.failed.connect(self._proposed)
-        self.worker.start()
+        self._run(propose, s.id)
 
     def propose_motion(self) -> None:
         if self.worker is not None:
             return
+        self._run(propose_motion, self.playhead.frame)
+
+    def _run(self, fn, what) -> None:
+        """Propose on a worker, with a bar and a Cancel (as Verify has)."""
+        self.propose_button.setEnabled(False)
         self.propose_motion_button.setEnabled(False)
-        self.busy.show()
-        self.worker = Worker(propose_motion, self.session.project.path, self.playhead.frame)
+        self.cancel_button.setEnabled(True)
+        self.job_progress.start()
+        self.bar.setValue(0)
+        self.bar.setFormat("%p%")
+        self.doing.setText("proposing…")
+        self.running.show()
+        self.worker = Worker(fn, self.session.project.path, what)
+        self.worker.progressed.connect(self._progressed)
         self.worker.done.connect(self._proposed)
         self.worker.failed.connect(self._proposed)
         self.worker.start()
 
+    def _progressed(self, fraction: float, what: str) -> None:
+        self.bar.setValue(int(fraction * 1000))
+        eta = self.job_progress.eta(fraction)
+        self.doing.setText(what + (f" · {eta_text(eta)}" if eta is not None else ""))
+
+    def cancel(self) -> None:
+        """Stop after the candidate being verified now; proposals already verified stay."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.cancel_button.setEnabled(False)
+            self.doing.setText("cancelling after the current candidate…")
+
     def _proposed(self, text) -> None:
         self.worker = None
         self.propose_button.setEnabled(True)
-        self.busy.hide()
         self.propose_motion_button.setEnabled(True)
+        self.running.hide()
         self.message.emit(str(text))
         self.session.poll()
 
