@@ -8,7 +8,9 @@ Cold starts run with compiled bytecode (kept in a private cache), as an
 installed studio has. Needs a display; without one it re-runs itself under xvfb-run.
 Playback: the doorway at 1280x720 by the wall clock (frames dropped) against one
 frame per timer tick; a timeline failing on 5,000 frames against one with none.
-Run: .venv/bin/python bench/bench_gui.py  (only the new figures: --playback)
+Look: scrubbing with each viewport look toggle (grid, contact points, onion skin, shadows,
+ambient occlusion) against all off; contact points on the doorway film against them off.
+Run: .venv/bin/python bench/bench_gui.py  (only the playback figures: --playback; the look: --look)
 """
 from __future__ import annotations
 
@@ -256,9 +258,9 @@ def look_cost(path: Path, frames: int = 120) -> None:
     app, w = open_drawn(path, (1280, 720))
     vp, ph, look = w.viewport, w.playhead, w.viewport.look
 
-    def rate(grid=False, shadows=False, onion=False, trails=False, xray=False) -> float:
+    def rate(grid=False, shadows=False, onion=False, trails=False, xray=False, contacts=False, ssao=False) -> float:
         for box, on in ((look.grid, grid), (look.shadows, shadows), (look.onion, onion), (look.trails, trails),
-                        (look.xray, xray)):
+                        (look.xray, xray), (look.contacts, contacts), (look.ssao, ssao)):
             box.setChecked(on)
         ph.select(["ball0"] if onion or trails else [])
         ph.set_frame(1001)
@@ -268,9 +270,14 @@ def look_cost(path: Path, frames: int = 120) -> None:
             ph.set_frame(f)
         return frames / (time.perf_counter() - t0)
 
-    configs = {"all off": {}, "grid (default)": {"grid": True},
+    configs = {"all off": {}, "grid + contact points (default)": {"grid": True, "contacts": True},
                "grid + onion skin + trail on one body": {"grid": True, "onion": True, "trails": True},
-               "x-ray": {"xray": True}, "shadows": {"shadows": True}}
+               "x-ray": {"xray": True}, "shadows": {"shadows": True}, "ambient occlusion": {"ssao": True}}
+    look.contacts.setChecked(True)                  # the contact probe is made once, on a worker
+    deadline = time.time() + 60
+    while look.touch.probe is None and time.time() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
     best = {name: 0.0 for name in configs}
     rate()                                          # warm: first renders compile shaders
     for _round in range(3):                         # best of three, alternated, so load swings hit all alike
@@ -281,6 +288,37 @@ def look_cost(path: Path, frames: int = 120) -> None:
     print(f"viewport look, scrubbing 102,400 triangles at 1280x720 ({frames} frames, best of 3): "
           f"all off {base:.0f} frames/s; "
           + "; ".join(f"{name} {r:.0f} frames/s (ratio {r / base:.2f})" for name, r in figures))
+    w.close()
+
+
+def contact_cost(path: Path) -> None:
+    """Scrubbing the doorway film with contact points on (first pass: every pose asked; second:
+    answers kept) against the same scrub with them off."""
+    app, w = open_drawn(path, (1280, 720))
+    look, ph = w.viewport.look, w.playhead
+    deadline = time.time() + 60
+    while look.touch.probe is None and time.time() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    film = w.session.film
+    frames = range(film.frame_start, film.frame_end + 1)
+
+    def scrub(on: bool) -> float:
+        look.contacts.setChecked(on)
+        t0 = time.perf_counter()
+        for f in frames:
+            ph.set_frame(f)
+        return len(frames) / (time.perf_counter() - t0)
+
+    look.touch._answers.clear()
+    off = scrub(False)
+    first = scrub(True)
+    again = scrub(True)
+    touching = len(look.touch.shown)
+    off = max(off, scrub(False))
+    print(f"contact points, scrubbing the doorway film ({len(frames)} frames) at 1280x720: off {off:.0f} frames/s; "
+          f"on, first pass {first:.0f} frames/s (ratio {first / off:.2f}); on, answers kept {again:.0f} frames/s "
+          f"(ratio {again / off:.2f}); {touching} touching pairs at the last frame")
     w.close()
 
 
@@ -346,6 +384,12 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-gui-"))
     try:
         from studio.examples.pipeline import replay_stages
+        if "--look" in sys.argv:
+            replay_stages("doorway", tmp / "doorway").close()
+            contact_cost(tmp / "doorway")
+            big_scene_project(tmp / "balls")
+            look_cost(tmp / "balls")
+            return
         if "--playback" in sys.argv:
             replay_stages("doorway", tmp / "doorway").close()     # the whole film: states and baked motion
             playback(tmp / "doorway")
@@ -361,6 +405,8 @@ def main() -> None:
         playback(tmp / "doorway")
         many_failures(tmp / "failures")
         look_cost(tmp / "balls")
+        replay_stages("doorway", tmp / "film").close()
+        contact_cost(tmp / "film")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

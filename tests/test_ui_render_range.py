@@ -66,3 +66,46 @@ def test_render_preview_renders_the_in_out_range_and_refuses_one_outside_the_fil
     qtbot.waitUntil(lambda: jobs.log.toPlainText().startswith("job 1 (preview 1010–1014) succeeded"), timeout=5000)
     jobs.parentWidget().raise_()
     w.grab().save(str(shots / "jobs-preview-range.png"))
+    flipbook_plays_the_render(qtbot, w, jobs, shots)
+
+
+def flipbook_plays_the_render(qtbot, w, jobs, shots) -> None:
+    """The finished preview in the flipbook: its video pictures match the stills Blender wrote,
+    frame numbers follow the in/out range, play/pause and stepping work; the View menu finds it too."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    jobs.select_job(1)
+    assert jobs.flipbook_button.isEnabled()
+    qtbot.mouseClick(jobs.flipbook_button, Qt.MouseButton.LeftButton)
+    book = jobs.flipbook
+    assert book is not None and book.isVisible()
+    assert [name for name, _r in book.reels] == ["video preview.mp4", "stills (5)"]
+    assert book.frame_label.text().startswith("frame 1010 · 1/5")
+    qtbot.mouseClick(book.next_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(book.next_button, Qt.MouseButton.LeftButton)
+    assert book.frame_label.text().startswith("frame 1012 · 3/5")
+    video = book.reel.picture(book.index).astype(int)
+    still = QImage(str(queue.job_dir(w.session.project, 1) / "frames" / "001012.png"))
+    still = still.convertToFormat(QImage.Format.Format_RGB888)
+    png = np.frombuffer(still.constBits(), np.uint8).reshape(still.height(), still.bytesPerLine())[:, :3 * still.width()]
+    png = png.reshape(still.height(), still.width(), 3).astype(int)
+    assert video.shape == png.shape and np.abs(video - png).mean() < 6      # the same picture, through H.264
+    book.grab().save(str(shots / "flipbook-video.png"))
+    qtbot.mouseClick(book.back_button, Qt.MouseButton.LeftButton)
+    assert book.frame_label.text().startswith("frame 1011")
+    qtbot.mouseClick(book.play_button, Qt.MouseButton.LeftButton)
+    assert book.play_button.text() == "Pause"
+    qtbot.waitUntil(lambda: book.index == 0, timeout=5000)                  # played on and looped
+    qtbot.mouseClick(book.play_button, Qt.MouseButton.LeftButton)
+    assert book.play_button.text() == "Play" and not book.timer.isActive()
+    book.source.setCurrentIndex(1)                                          # the stills, one per frame
+    assert book.frame_label.text().startswith("frame 1010 · 1/5")
+    book.slider.setValue(4)
+    assert book.frame_label.text().startswith("frame 1014 · 5/5")
+    book.grab().save(str(shots / "flipbook-stills.png"))
+    book.close()
+    w.flipbook_action.trigger()                                             # View › Flipbook of the latest render
+    assert jobs.flipbook is not book and jobs.flipbook.isVisible()
+    assert jobs.flipbook.windowTitle() == "Flipbook — job 1 (preview 1010–1014)"
+    jobs.flipbook.close()

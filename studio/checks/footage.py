@@ -40,6 +40,25 @@ def excluded_body(scene: Scene, name: str) -> bool:
     return b.kind == "effect" or b.has("liquid")
 
 
+def measured_pairs(scene: Scene, names: list[str], shapes: list[Shape],
+                   static: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(P,2) pairs worth measuring, their tau, and whether penetration counts for each."""
+    gone = {b for b in names if excluded_body(scene, b)}
+    adjacent = {frozenset((j.parent, j.child)) for j in scene.joints}
+    allowed = {frozenset((o.a, o.b)) for o in scene.allowed_overlaps}
+    consumable = {b.name for b in scene.bodies if b.has("consumable")}
+    pairs, taus, counted = [], [], []
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            a, b = names[i], names[j]
+            if (static[i] and static[j]) or a in gone or b in gone or frozenset((a, b)) in adjacent:
+                continue
+            pairs.append((i, j))
+            taus.append(tau(shapes[i].thickness, shapes[j].thickness))
+            counted.append(frozenset((a, b)) not in allowed and a not in consumable and b not in consumable)
+    return np.asarray(pairs, np.int64).reshape(-1, 2), np.asarray(taus, float), np.asarray(counted, bool)
+
+
 @dataclass
 class Footage:
     scene: Scene
@@ -89,23 +108,10 @@ class Footage:
                         which[:len(k)] = np.asarray(g.which)[:n]
                         forms[i] = ([shape_of(m) for m in g.meshes], which)
         static = np.array([scene.body(b).is_static for b in names], bool)
-        gone = {b for b in names if excluded_body(scene, b)}
-        adjacent = {frozenset((j.parent, j.child)) for j in scene.joints}
-        allowed = {frozenset((o.a, o.b)) for o in scene.allowed_overlaps}
-        consumable = {b.name for b in scene.bodies if b.has("consumable")}
-        pairs, taus, counted = [], [], []
-        for i in range(len(names)):
-            for j in range(i + 1, len(names)):
-                a, b = names[i], names[j]
-                if (static[i] and static[j]) or a in gone or b in gone or frozenset((a, b)) in adjacent:
-                    continue
-                pairs.append((i, j))
-                taus.append(tau(shapes[i].thickness, shapes[j].thickness))
-                counted.append(frozenset((a, b)) not in allowed and a not in consumable and b not in consumable)
+        pairs, taus, counted = measured_pairs(scene, names, shapes, static)
         frames = tracks.frames if tracks.n_frames else np.zeros(0, np.int64)
-        return cls(scene, tracks, frames, names, world, shapes, static,
-                   np.asarray(pairs, np.int64).reshape(-1, 2), np.asarray(taus, float),
-                   np.asarray(counted, bool), plan, scale, forms, list(states or []), cache or ContactCache())
+        return cls(scene, tracks, frames, names, world, shapes, static, pairs, taus, counted,
+                   plan, scale, forms, list(states or []), cache or ContactCache())
 
     @property
     def n_frames(self) -> int:

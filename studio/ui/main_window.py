@@ -107,6 +107,8 @@ class MainWindow(QMainWindow):
         self.compare_action = self.view_menu.addAction("Compare two key states…")
         self.compare_action.setEnabled(False)
         self.compare_action.triggered.connect(lambda: self.compare_states())
+        self.flipbook_action = self.view_menu.addAction("Flipbook of the latest render…")
+        self.flipbook_action.triggered.connect(self.open_flipbook)
         self.reset_layout_action = QAction("Reset layout", self)
         self.reset_layout_action.triggered.connect(self.reset_layout)
         self.view_menu.addAction(self.reset_layout_action)
@@ -249,6 +251,12 @@ class MainWindow(QMainWindow):
         jobs = getattr(self, "panels", {}).get("Jobs")
         if jobs is not None:
             jobs.exporter.choose()
+
+    def open_flipbook(self) -> None:
+        """The newest finished render's video and stills, in the flipbook (through the Jobs panel)."""
+        jobs = getattr(self, "panels", {}).get("Jobs")
+        if jobs is not None:
+            jobs.open_flipbook()
 
     def move_key(self, state_id: str, frame: int) -> None:
         """A key dragged along the ruler: one set_state call on the window's stack."""

@@ -23,9 +23,11 @@ from studio.timeline.gate import parse_segment, state_status
 from studio.timeline.trust import verify_project
 from studio.timeline.plan import load_plan, plan_segments
 
+from .flipbook import RENDERS, ReelError, job_reels, latest_render
 from .job_log import log_sentences
 from .job_progress import eta_text
 from .qt_export import QtExport
+from .qt_flipbook import QtFlipbook
 from .qt_session import QtSession
 from .worker import Worker
 
@@ -115,6 +117,10 @@ class QtJobs(QWidget):
         self.resume_button = QPushButton("Resume / Retry")
         self.open_button = QPushButton("Open output")
         self.export_button = QPushButton("Export…")
+        self.flipbook_button = QPushButton("Flipbook")
+        self.flipbook_button.setToolTip("Play the selected render's video and step through its stills")
+        self.flipbook_button.clicked.connect(lambda: self.open_flipbook(self.selected_id()))
+        self.flipbook = None
         self.exporter = QtExport(qsession, self._start_export_job, self)
         self.exporter.message.connect(self.message)
         self.export_button.clicked.connect(self.exporter.choose)
@@ -126,7 +132,7 @@ class QtJobs(QWidget):
         self.open_button.clicked.connect(self.open_output)
         bar = QHBoxLayout()
         for w in (self.bake_button, self.stills_button, self.preview_button, self.export_button, self.cancel_button,
-                  self.resume_button, self.outputs, self.open_button, self.details_button):
+                  self.resume_button, self.outputs, self.open_button, self.flipbook_button, self.details_button):
             bar.addWidget(w)
         bar.addStretch(1)
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -203,6 +209,7 @@ class QtJobs(QWidget):
         self.cancel_button.setEnabled(job is not None and not job.finished)
         self.resume_button.setEnabled(job is not None and job.state in queue.RESUMABLE)
         self.outputs.clear()
+        self.flipbook_button.setEnabled(job is not None and job.state == "succeeded" and job.kind in RENDERS)
         if job is None:
             self.log.setPlainText("")
             self.details.setPlainText("")
@@ -299,8 +306,33 @@ class QtJobs(QWidget):
         path = self.outputs.currentData()
         return bool(path) and QDesktopServices.openUrl(QUrl.fromLocalFile(path))
 
+    def open_flipbook(self, job_id: int | None = None) -> QtFlipbook | None:
+        """The flipbook on a finished render (the newest one when none is named)."""
+        project = self.session.project
+        job = queue.get_job(project, job_id) if job_id is not None else latest_render(project)
+        if job is None:
+            self.message.emit("no finished render to play yet: Render preview first")
+            return None
+        try:
+            reels = job_reels(project, job)
+        except ReelError as e:
+            self.message.emit(str(e))
+            return None
+        if not reels:
+            self.message.emit(f"job {job.id} ({job_line(job)}) left no video or stills to play")
+            return None
+        if self.flipbook is not None:
+            self.flipbook.close()
+        self.flipbook = QtFlipbook(f"job {job.id} ({job_line(job)})", reels, self.window())
+        self.flipbook.show()
+        return self.flipbook
+
     def close_view(self) -> None:
         """Stop this window's running jobs (they are marked interrupted and can be resumed)."""
+        if self.flipbook is not None:
+            self.flipbook.close()
+            self.flipbook.setParent(None)
+            self.flipbook = None
         if self.runner is not None:
             self.runner.shutdown()
             self.runner = None

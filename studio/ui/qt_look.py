@@ -1,12 +1,17 @@
-"""How the viewport looks beyond the bodies: a ground grid, shadows, x-ray, and
-for the selected bodies an onion skin (a few frames either side, fading) and a
-motion trail (the path of each selected body's centre over two seconds).
+"""How the viewport looks beyond the bodies: a ground grid, shadows, ambient
+occlusion, x-ray, contact points, and for the selected bodies an onion skin (a
+few frames either side, fading) and a motion trail (the path of each selected
+body's centre over two seconds).
 
 Each is a toggle on the viewport's bar, and each costs what it draws: the grid
 is one static actor; onion skin reuses the bodies' meshes with their own user
 matrices, so a frame only copies matrices; a trail is one polyline rewritten
-per frame. Shadows use VTK's shadow-map pass, which on a software GL costs
-several times a plain frame (bench/bench_gui.py reports it), so they start off.
+per frame. Contact points ask the checks' own contact query at the pose shown
+(shapes prepared once on a worker, each pose's answer kept), and are drawn as
+2D markers over everything, so a contact under a foot still shows. Shadows use
+VTK's shadow-map pass and ambient occlusion its SSAO pass; on a software GL
+each costs several times a plain frame (bench/bench_gui.py reports the ratios),
+so they start off.
 """
 from __future__ import annotations
 
@@ -16,12 +21,15 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QToolButton
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
+from .qt_contacts import ContactMarks
+
 ONION_OFFSETS = (-6, -4, -2, 2, 4, 6)       # frames either side
 ONION_BEFORE, ONION_AFTER = (1.0, 0.45, 0.3), (0.3, 0.75, 1.0)
 TRAIL_FRAMES = 48
 TRAIL_COLOR = (1.0, 0.85, 0.25)
 GRID_COLOR = (0.42, 0.44, 0.48)
 XRAY_OPACITY = 0.35
+SSAO_KERNEL = 32                             # samples per pixel: VTK's default 256 is for a GPU
 
 
 class ViewportLook:
@@ -34,17 +42,25 @@ class ViewportLook:
         self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.button)
         self.button.setMenu(menu)
-        self.grid, self.shadows, self.xray, self.onion, self.trails = (
+        self.grid, self.shadows, self.ssao, self.xray, self.contacts, self.onion, self.trails = (
             self._toggle(menu, text, tip) for text, tip in (
                 ("Grid", "A ground grid under the scene (1 m squares)"),
                 ("Shadows", "Shadows from the key light (costly on a software GL)"),
+                ("Ambient occlusion", "Screen-space ambient occlusion: creases and contacts darken "
+                                      "(costly on a software GL)"),
                 ("X-ray", "See through every body"),
+                ("Contact points", "Where bodies touch at this frame (within the checks' tolerance), "
+                                   "drawn over everything"),
                 ("Onion skin", "The selected bodies a few frames before (warm) and after (cool), fading"),
                 ("Trails", "The path of each selected body over two seconds either side")))
         self.grid.setChecked(True)
+        self.contacts.setChecked(True)
         for box in self.boxes:
-            box.toggled.connect(lambda _on: self.vp.show_frame())
+            if box not in (self.shadows, self.ssao):
+                box.toggled.connect(lambda _on: self.vp.show_frame())
         self.shadows.toggled.connect(self._shadows)
+        self.ssao.toggled.connect(self._ssao)
+        self.touch = ContactMarks(viewport)
         self._onion: dict[tuple[str, int], tuple[object, vtkMatrix4x4]] = {}
         self._grid_key = None
 
@@ -57,11 +73,12 @@ class ViewportLook:
 
     @property
     def boxes(self) -> tuple[QAction, ...]:
-        return (self.grid, self.shadows, self.xray, self.onion, self.trails)
+        return (self.grid, self.shadows, self.ssao, self.xray, self.contacts, self.onion, self.trails)
 
     # ---- per frame -------------------------------------------------------
     def update(self) -> None:
         self._draw_grid()
+        self.touch.draw(self.contacts.isChecked())
         self._draw_onion()
         self._draw_trails()
         if self.xray.isChecked():
@@ -160,8 +177,19 @@ class ViewportLook:
             plotter.disable_shadows()
         self.vp.show_frame()
 
+    def _ssao(self, on: bool) -> None:
+        """Ambient occlusion sized to the scene: a tenth of its diagonal, a modest kernel."""
+        plotter = self.vp.plotter
+        if on:
+            plotter.enable_ssao(radius=0.1 * self.vp.scene_size(), bias=0.002 * self.vp.scene_size(),
+                                kernel_size=SSAO_KERNEL)
+        else:
+            plotter.disable_ssao()
+        self.vp.show_frame()
+
     def clear(self) -> None:
         """Drop the ghosts (the scene's meshes were rebuilt)."""
+        self.touch.reset()
         for ghost, _m in self._onion.values():
             self.vp.plotter.remove_actor(ghost, render=False)
         self._onion.clear()

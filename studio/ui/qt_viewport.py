@@ -363,5 +363,6 @@ class QtViewport(QWidget):
 
     def close_viewport(self) -> None:
         self._generation += 1
+        self.look.touch.reset()                  # a probe still being made lands nowhere
         self.picker.detach()
         self.plotter.close()
