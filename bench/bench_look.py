@@ -5,11 +5,24 @@ doorway at 1280x720 with the studio look (key, fill and rim lights, denoising)
 against the same frame without them, on one core (the worker's CPU threads set to 1).
 Goal: the studio preview costs at most 1.5x the flat one per frame.
 
-Run: .venv/bin/python bench/bench_look.py [--frames 24] [--no-cycles]
+On the farm: the same Cycles final frames (the studio look, 1280x720, modest
+samples) rendered as one local job on one core, then through a Ray head on
+loopback (two `blender` slots, one frame per chunk, one thread per Blender),
+each timed as a whole job; frames per minute for both and their ratio, with the
+machine's load before and after (the machine is shared: other work slows both).
+
+Run: .venv/bin/python bench/bench_look.py [--frames 24] [--no-cycles] [--farm-frames 4] [--farm-samples 8]
+     (only the farm figure: --farm-only)
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -54,13 +67,106 @@ def cycles_frame_seconds(project, look: str, res=(1280, 720), samples: int = 16)
     return time.perf_counter() - t
 
 
+def film_frames_job(project, first: int, n: int, samples: int, res=(1280, 720)) -> int:
+    """A queued Cycles film job of frames first..first+n-1, the studio look, one thread per Blender."""
+    def build(d):
+        spec = specs.video_spec(project, d, "film", engine="CYCLES", resolution=res, samples=samples,
+                                frame_range=(first, first + n - 1))
+        spec["look"] = "studio"
+        spec["threads"] = 1
+        return spec
+    return queue.submit(project, "film", build).id
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+@contextlib.contextmanager
+def ray_head(slots: int = 2):
+    """A Ray head on loopback with `slots` blender slots, in its own process group, ended on exit."""
+    from studio.jobs.farm import FarmClient
+    temp = tempfile.mkdtemp(prefix="kpbench", dir="/tmp")
+    gcs, dash, client, agent, agent_grpc, metrics, env_agent = _free_ports(7)
+    cmd = [str(ROOT / ".venv/bin/ray"), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
+           f"--port={gcs}", "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}",
+           f"--ray-client-server-port={client}", f"--dashboard-agent-listen-port={agent}",
+           f"--dashboard-agent-grpc-port={agent_grpc}", f"--metrics-export-port={metrics}",
+           f"--runtime-env-agent-port={env_agent}", f'--resources={{"blender": {slots}}}', f"--num-cpus={slots}",
+           "--include-dashboard=true", "--disable-usage-stats", f"--temp-dir={temp}"]
+    head = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    c = FarmClient(f"http://127.0.0.1:{dash}")
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                c.version()
+                c.http.get("/api/jobs/").raise_for_status()
+                break
+            except Exception:
+                if time.monotonic() > deadline or head.poll() is not None:
+                    raise RuntimeError("the Ray head did not come up")
+                time.sleep(1)
+        yield c
+    finally:
+        c.close()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(head.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                head.wait(timeout=8)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def farm_figures(project, n: int, samples: int) -> None:
+    """The same n Cycles frames: one local job on one core, then through the farm on loopback."""
+    from studio.jobs.farm import run_farm_job
+    load0 = os.getloadavg()
+    t = time.perf_counter()
+    job = run_job(project, film_frames_job(project, 1001, n, samples))
+    assert job.state == "succeeded", job.error
+    local = time.perf_counter() - t
+    with ray_head(slots=2) as farm:
+        load1 = os.getloadavg()
+        t = time.perf_counter()
+        job = run_farm_job(project, film_frames_job(project, 1001, n, samples), farm, chunk=1)
+        assert job.state == "succeeded", job.error
+        remote = time.perf_counter() - t
+    load2 = os.getloadavg()
+    per_min_local, per_min_farm = 60 * n / local, 60 * n / remote
+    print(f"Cycles final frames, doorway 1280x720, studio look, {samples} samples, {n} frames, whole job: "
+          f"one core (local runner, 1 thread) {local:.1f} s = {per_min_local:.2f} frames/min; Ray farm on loopback "
+          f"(2 blender slots, 1 frame per chunk, 1 thread each) {remote:.1f} s = {per_min_farm:.2f} frames/min; "
+          f"farm/one-core ratio {per_min_farm / per_min_local:.2f}x")
+    print(f"machine: {os.cpu_count()} cores; load average (1 min) {load0[0]:.1f} before, {load1[0]:.1f} with the "
+          f"head up, {load2[0]:.1f} after (the cores are shared; every figure moves with the load)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=24)
     ap.add_argument("--no-cycles", action="store_true")
+    ap.add_argument("--farm-frames", type=int, default=4)
+    ap.add_argument("--farm-samples", type=int, default=8)
+    ap.add_argument("--farm-only", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-look-") as tmp:
-        project = make_project(Path(tmp), args.frames)
+        project = make_project(Path(tmp), max(args.frames, args.farm_frames))
+        if args.farm_only:
+            farm_figures(project, args.farm_frames, args.farm_samples)
+            project.close()
+            return 0
         best = {"flat": 1e9, "studio": 1e9}
         for _round in range(2):
             for look in ("flat", "studio"):
@@ -75,6 +181,7 @@ def main() -> int:
             print(f"Cycles final frame, doorway 1280x720, 16 samples, one thread, whole job: key light only "
                   f"{c_flat:.1f} s; studio look (key, fill, rim, denoised) {c_studio:.1f} s (ratio "
                   f"{c_studio / c_flat:.2f}x; {60 / c_studio:.1f} frames/min on one core)")
+            farm_figures(project, args.farm_frames, args.farm_samples)
         project.close()
     return 0
 

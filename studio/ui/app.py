@@ -17,5 +17,7 @@ def run(path: Path | None = None) -> int:
     if path is not None:
         session = Session.open(path)     # a bad project is refused before any window opens
     window = MainWindow(session)
+    from .qt_layout import fit_to_screen
+    fit_to_screen(window)
     window.show()
     return int(app.exec())

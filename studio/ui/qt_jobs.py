@@ -110,6 +110,8 @@ class QtJobs(QWidget):
         self.details_button.toggled.connect(self.details.setVisible)
         self._paces: dict[int, tuple[float, float]] = {}     # job -> (when first seen running, progress then)
         self.outputs = QComboBox()
+        self.outputs.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.outputs.setMinimumContentsLength(12)     # a long file name does not widen the window
         self.bake_button = QPushButton("Bake motion")
         self.stills_button = QPushButton("Render stills")
         self.preview_button = QPushButton("Render preview")

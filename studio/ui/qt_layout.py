@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QRect, QSettings
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 LAYOUT_VERSION = 2          # bump when the docks change, so an old saved layout is not forced on new docks
@@ -50,3 +50,20 @@ def tabify_side(window: QMainWindow, docks: list[QDockWidget]) -> None:
         window.tabifyDockWidget(docks[0], d)
     if docks:
         docks[0].raise_()
+
+
+def fit_to_screen(window: QMainWindow, screen: QRect | None = None, wanted: tuple[int, int] = (1400, 900)) -> None:
+    """Open where this user left the window, else at `wanted` size; never larger than the screen
+    (a 1280x800 display otherwise cuts off the right-hand docks' columns)."""
+    if screen is None:
+        handle = window.screen()
+        screen = handle.availableGeometry() if handle is not None else QRect(0, 0, *wanted)
+    if not restore_geometry(window):
+        window.resize(min(wanted[0], screen.width()), min(wanted[1], screen.height()))
+    g = window.frameGeometry()
+    w, h = min(window.width(), screen.width()), min(window.height(), screen.height())
+    if (w, h) != (window.width(), window.height()):
+        window.resize(w, h)
+    if not screen.contains(window.frameGeometry()):
+        window.move(screen.left() + max(0, min(g.left() - screen.left(), screen.width() - window.frameGeometry().width())),
+                    screen.top() + max(0, min(g.top() - screen.top(), screen.height() - window.frameGeometry().height())))
