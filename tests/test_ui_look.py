@@ -76,6 +76,10 @@ def test_ambient_occlusion_darkens_the_picture_and_turns_off_again(qtbot, tmp_pr
     darker = (plain[..., :3].sum(axis=2) - shaded[..., :3].sum(axis=2)) > 30
     assert darker.mean() > 0.005                        # creases and the crate's foot darken
     assert shaded[..., :3].mean() < plain[..., :3].mean()
+    look.shadows.setChecked(True)                       # one pass at a time: shadows turn it off
+    assert not look.ssao.isChecked()
+    look.ssao.setChecked(True)
+    assert not look.shadows.isChecked()
     look.ssao.setChecked(False)
     again = vp.screenshot().astype(float)
     assert np.abs(again - plain).mean() < 1.0

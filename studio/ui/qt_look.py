@@ -45,9 +45,9 @@ class ViewportLook:
         self.grid, self.shadows, self.ssao, self.xray, self.contacts, self.onion, self.trails = (
             self._toggle(menu, text, tip) for text, tip in (
                 ("Grid", "A ground grid under the scene (1 m squares)"),
-                ("Shadows", "Shadows from the key light (costly on a software GL)"),
+                ("Shadows", "Shadows from the key light (costly on a software GL; turns ambient occlusion off)"),
                 ("Ambient occlusion", "Screen-space ambient occlusion: creases and contacts darken "
-                                      "(costly on a software GL)"),
+                                      "(costly on a software GL; turns shadows off)"),
                 ("X-ray", "See through every body"),
                 ("Contact points", "Where bodies touch at this frame (within the checks' tolerance), "
                                    "drawn over everything"),
@@ -172,6 +172,7 @@ class ViewportLook:
     def _shadows(self, on: bool) -> None:
         plotter = self.vp.plotter
         if on:
+            self.ssao.setChecked(False)          # VTK's two passes do not compose: one at a time
             plotter.enable_shadows()
         else:
             plotter.disable_shadows()
@@ -181,6 +182,7 @@ class ViewportLook:
         """Ambient occlusion sized to the scene: a tenth of its diagonal, a modest kernel."""
         plotter = self.vp.plotter
         if on:
+            self.shadows.setChecked(False)       # VTK's two passes do not compose: one at a time
             plotter.enable_ssao(radius=0.1 * self.vp.scene_size(), bias=0.002 * self.vp.scene_size(),
                                 kernel_size=SSAO_KERNEL)
         else:
