@@ -167,7 +167,12 @@ def job_reels(project, job) -> list[tuple[str, object]]:
         path = own if own.exists() else (project.path / delivered if delivered else None)
         if path is not None and path.exists():
             out.append((f"video {path.name}", VideoReel(path, first=int(spec.get("frame_start", 0)))))
-    stills = sorted(p for rel in job.outputs for p in [folder / rel] if p.suffix == ".png" and p.exists())
+    deliver = spec.get("deliver") or {}
+
+    def found(rel: str) -> Path:              # the job folder's copy, else where it was delivered
+        own = folder / rel
+        return own if own.exists() or rel not in deliver else project.path / deliver[rel]
+    stills = sorted(p for rel in job.outputs for p in [found(rel)] if p.suffix == ".png" and p.exists())
     if stills:
         out.append((f"stills ({len(stills)})", StillsReel(stills, fps=float(project.fps))))
     return out

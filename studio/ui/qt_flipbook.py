@@ -114,8 +114,10 @@ class QtFlipbook(QDialog):
         self.show_picture()
 
     def go(self, i: int) -> None:
+        """Jump to picture i (the slider); playing goes on from there."""
         self.flip.go(i)
-        self.flip.play(time.monotonic()) if self.flip.playing else None
+        if self.flip.playing:
+            self.flip.play(time.monotonic())
         self.show_picture()
 
     def toggle(self) -> None:
