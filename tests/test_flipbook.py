@@ -65,6 +65,8 @@ def test_stills_are_ordered_by_their_frame_numbers(tmp_path):
     reel = StillsReel(paths)
     assert [reel.label(i) for i in range(3)] == ["frame 1010", "frame 1011", "frame 1012"]
     assert reel.picture(2).name == "001012.png"
+    (tmp_path / "lift_main.png").write_bytes(b"")
+    assert StillsReel([*paths, tmp_path / "lift_main.png"]).label(3) == "lift_main"   # a key state's still
     with pytest.raises(ReelError):
         StillsReel([])
 

@@ -96,17 +96,19 @@ class StillsReel:
     """PNG stills, one per frame, ordered by the frame number in their names."""
 
     def __init__(self, paths: list[Path], fps: float = 24.0):
-        def number(p: Path) -> int:
+        def number(p: Path) -> int | None:
             m = re.search(r"(\d+)$", p.stem)
-            return int(m.group(1)) if m else 0
-        self.paths = sorted((Path(p) for p in paths), key=number)
+            return int(m.group(1)) if m else None
+        self.paths = sorted((Path(p) for p in paths), key=lambda p: (number(p) is None, number(p) or 0, p.name))
         if not self.paths:
             raise ReelError("no stills to show")
         self.numbers = [number(p) for p in self.paths]
         self.count, self.fps = len(self.paths), float(fps)
 
     def label(self, i: int) -> str:
-        return f"frame {self.numbers[i]}"
+        """The frame number in the file's name, else the name (a key state's still)."""
+        n = self.numbers[i]
+        return f"frame {n}" if n is not None else self.paths[i].stem
 
     def picture(self, i: int) -> Path:
         return self.paths[i]
