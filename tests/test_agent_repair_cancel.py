@@ -71,4 +71,19 @@ def test_cancel_stops_the_model_mid_reply_and_proposes_nothing(tmp_project):
     assert list_proposals(tmp_project) == []
     assert get_state(tmp_project, "s1").pose.joints["shoulder"] == 1.8
     step = list_steps(tmp_project)[-1]
-    assert step["action"] == "propose repairs"
+    assert step["action"] == "propose repairs" and step["detail"]["cancelled"] is True
+
+
+def test_cancelling_a_film_repair_search_keeps_what_was_found(tmp_path):
+    """The jamb film: the whole search finds a proposal; cancelled at once, it tries nothing."""
+    from motion_films import jamb_film
+    from studio.agent.motion_repair import propose_film
+    project = jamb_film(tmp_path / "jamb")
+    watch = Watch(cancel_at=1)                 # pressed while the film as it is was being verified
+    made = propose_film(project, state=watch)
+    assert made.proposals == [] and made.unsolved == [] and made.tried == 0 and made.runs
+    assert list_proposals(project) == []
+    watch = Watch()
+    made = propose_film(project, state=watch)
+    assert made.proposals and watch.seen[0] == (0.0, "verifying the film as it is")
+    assert len(watch.seen) == len(made.runs) + 1

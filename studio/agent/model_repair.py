@@ -129,6 +129,8 @@ def propose_with_model(project: Project, client: ModelClient, state_id: str,
                 unsolved.append(f"{' '.join(map(str, key))}: the model's repair was refused ({why})")
     except Cancelled:
         pass                  # what was verified and saved before the cancel stays
+    cancelled = {"cancelled": True} if stop_requested(state) else {}
     record_step(project, "propose repairs", {"state": state_id, "proposals": [p.id for p in proposals],
-                                         "unsolved": unsolved, **usage.detail()}, tokens, time.monotonic() - t0)
+                                         "unsolved": unsolved, **cancelled, **usage.detail()},
+                tokens, time.monotonic() - t0)
     return proposals, unsolved
