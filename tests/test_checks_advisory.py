@@ -38,6 +38,21 @@ def test_sliding_on_the_ground_is_slip_and_standing_still_is_not():
     assert all(e["slip_m"] == pytest.approx(0.01, abs=1e-6) for e in ev)
 
 
+def test_a_slip_of_a_held_body_is_one_row_however_many_records_say_the_hold():
+    sc = scene([GROUND, box("hand", [0.1, 0.1, 0.1]), box("b", [0.1, 0.1, 0.1])])
+    hand = still([0, 0, 1.0], n=8)
+    hand[:, 0] = np.linspace(0, 0.7, 8)          # the hand moves 10 cm a frame
+    held = hand.copy()
+    held[:, 2] -= 0.1
+    held[4:, 0] += 0.01                          # the body slips 1 cm in the hand between frames 4 and 5
+    holds = [{"frame": "hand", "body": "b", "start": 1, "end": 6},     # a carry's record
+             {"frame": "hand", "body": "b", "start": 3, "end": 8}]     # and the next segment's
+    r, _ = by_name(sc, tracks(1, ground=still([0, 0, -0.05], n=8), hand=hand, b=held), attachments=holds)
+    ev = [e for e in r["ContactSlip"].evidence if e["while"] == "carried"]
+    assert [(e["frame"], e["body"], e["support"]) for e in ev] == [(5, "b", "hand")]
+    assert ev[0]["slip_m"] == pytest.approx(0.01, abs=1e-6)
+
+
 def leaning(offset):
     sc = scene([GROUND, box("foot", [0.3, 0.2, 0.1]), box("torso", [0.1, 0.1, 0.1], mass=10.0)],
                joints=[{"name": "waist", "type": "revolute", "parent": "foot", "child": "torso",

@@ -80,6 +80,22 @@ def test_the_robot_walks_forwards_with_flat_planted_feet(cache):
     assert "planted feet slide at most" in out.notes[0]
 
 
+def test_with_overlap_the_robot_walks_on_without_stopping_and_its_feet_swing_without_jolts(cache):
+    """The root glides through the steps' weight shifts (it stops only where the walk starts and
+    ends), and a swinging foot's acceleration stays under the Continuity verifier's floor."""
+    scene = robot_scene()
+    seg = segment(scene, robot_standing(scene, 0.0), robot_standing(scene, 1.2), 96, cache)
+    params = {"root": "pelvis", "legs": ROBOT_LEGS, "step_length": 0.4, "overlap": 1.0, "shift": 0.2,
+              "balance": "between", "com_tolerance": 0.15}
+    out, tracks, soles = check_walk(seg, params, cache, tolerance=0.15)
+    speed = np.diff(tracks.roots["pelvis"][:, 0])
+    fast = np.flatnonzero(speed > 0.5 * speed.max())
+    assert speed[fast[0]:fast[-1]].min() > 0.4 * speed.max()        # once under way, never slowing to a stop
+    assert speed[0] < 0.3 * speed.max() and speed[-1] < 1e-4        # at rest where it starts and ends
+    for name, s in soles.items():
+        assert np.linalg.norm(np.diff(s, 2, axis=0), axis=1).max() < 0.05, name   # m/frame², Continuity's floor
+
+
 def test_the_robot_sidesteps_leading_with_the_foot_on_that_side(cache):
     """Without ankle roll the robot cannot lean over one foot and keep it flat, so a sidestep is
     out of balance by more than the default tolerance: refused unless the call allows it."""

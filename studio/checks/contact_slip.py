@@ -1,8 +1,9 @@
 """ContactSlip (advisory): a held or resting body does not slide on what holds it.
 
-Carrying (between a plan grasp and its release): the carried body's centroid,
-seen from the carrier, should not move; a move of more than 2 mm between two
-frames is slip. Resting (a dynamic body touching a static one on two frames
+Carrying (between a plan grasp and its release, or over a hold a motion tool
+recorded; overlapping holds of one body by one carrier judged once): the
+carried body's centroid, seen from the carrier, should not move; a move of
+more than 2 mm between two frames is slip. Resting (a dynamic body touching a static one on two frames
 in a row): the material point of the dynamic body at the contact moves
 tangentially by more than 2 mm between the frames (rolling moves it by ~0).
 Evidence: frame, body, support, slip_m.
@@ -25,9 +26,8 @@ def verify(film: Footage) -> Report:
     if film.n_frames < 2:
         return Report(NAME, "not_applicable", [], {"reason": "fewer than two frames"})
     ev = []
-    for carrier, body, first, last in carries(film):
+    for carrier, body, idx in held_runs(film):
         ic, ib = film.index(carrier), film.index(body)
-        idx = np.nonzero((film.frames >= first) & (film.frames <= last))[0]
         rel = invert(film.world[ic, idx]) @ film.world[ib, idx]
         c = np.einsum("fij,j->fi", rel[:, :3, :3], film.shapes[ib].centroid) + rel[:, :3, 3]
         step = np.linalg.norm(np.diff(c, axis=0), axis=1)
@@ -59,3 +59,18 @@ def verify(film: Footage) -> Report:
                        "while": "resting"})
     ev.sort(key=lambda e: e["frame"])
     return Report(NAME, "fail" if ev else "pass", ev, {"slips": len(ev)})
+
+
+def held_runs(film: Footage) -> list[tuple[str, str, np.ndarray]]:
+    """(carrier, carried, frame indices) for every unbroken run of frames a carrier holds a body.
+    A hold the plan's events say and the same hold a motion tool recorded overlap; their union is
+    judged once, so one slip is one row."""
+    spans: dict[tuple[str, str], np.ndarray] = {}
+    for carrier, body, first, last in carries(film):
+        held = spans.setdefault((carrier, body), np.zeros(film.n_frames, bool))
+        held |= (film.frames >= first) & (film.frames <= last)
+    out = []
+    for (carrier, body), held in spans.items():
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], held.astype(int), [0]])))
+        out += [(carrier, body, np.arange(a, b)) for a, b in zip(edges[::2], edges[1::2])]
+    return out

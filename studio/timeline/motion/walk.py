@@ -18,7 +18,9 @@ feet down the root shifts (`shift`, a share of the step) so the centre of
 mass is over the feet that will stay planted — forwards fully, sideways by
 `sway`, since a character without ankle roll cannot lean over one foot and
 keep it flat — then the group lifts, swings along an arc of `step_height` and
-lands. `overlap` lets the shift run on into the swing (smoother, a little
+lands. The root glides through these keys without stopping at each (a
+monotone cubic, at rest only where the walk starts and ends), and `overlap`
+lets each shift run on into the first half of the swing (smoother, a little
 less balanced); balance "between" keeps the hips amid the feet instead (a
 sidestep of such a character, at a cost in balance that `com_tolerance` must
 then allow); `settle` keeps a share of the segment after the last step for
@@ -42,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scipy.interpolate import CubicHermiteSpline, PchipInterpolator
 
 from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world
@@ -60,7 +63,8 @@ MAX_SLIDE = 0.005        # metres a planted sole may move
 SHIFT = 1 / 3            # share of each step spent shifting the weight (the rest swings the foot)
 MIN_SWING = 3            # frames a swing needs at least
 TURN = 0.4               # metres of path over which a walk facing its path turns at a corner
-LIFT = 0.2               # share of a swing spent rising before the foot moves across (and settling after)
+LIFT = 0.05              # share of a swing spent rising before the foot moves across (and settling after):
+                         # the foot is clear of the floor by then, and the shorter the rise, the gentler the swing
 
 LEG_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["joints", "sole"],
@@ -92,7 +96,8 @@ WALK_PROPERTIES = {
     "settle": {"type": "number", "minimum": 0, "maximum": 0.8,
                "description": "share of the segment after the last step, in which the height and tilt change"},
     "overlap": {"type": "number", "minimum": 0, "maximum": 1,
-                "description": "share of the swing the weight shift may go on into (smoother, less balanced)"},
+                "description": "share of the swing's first half the weight shift may go on into "
+                               "(smoother, less balanced)"},
     "max_slide": {"type": "number", "exclusiveMinimum": 0},
     "com_tolerance": {"type": "number", "minimum": 0},
 }
@@ -260,6 +265,17 @@ def smoother(t) -> np.ndarray:
     return t * t * t * (t * (6 * t - 15) + 10)
 
 
+def glide(times: list[float], values: list[float], t: np.ndarray) -> np.ndarray:
+    """Through (time, value) keys without stopping at each (monotone cubic, so never past a key
+    between two it lies between), at rest at the first and last: a body that moves on, not in jerks."""
+    x, y = np.asarray(times, float), np.asarray(values, float)
+    if len(x) < 2:
+        return np.full(len(t), y[0] if len(y) else 0.0)
+    slopes = PchipInterpolator(x, y).derivative()(x)
+    slopes[0] = slopes[-1] = 0.0
+    return CubicHermiteSpline(x, y, slopes)(np.clip(t, x[0], x[-1]))
+
+
 SIDE, ROLL_WEIGHT = 0.04, 0.3     # a point beside the sole, held at its height: keeps the foot from rolling
 
 
@@ -399,16 +415,16 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
         raise MotionError(f"walk {seg.id}: {len(swings)} steps do not fit in {n_frames} frames; "
                           f"allow more frames or a longer step_length (now {step_length} m)")
     t = np.arange(n_frames, dtype=float)
-    # body: shift k runs over [k(S+W)u, (k(S+W)+S)u], moving from key k to key k+1
-    body_p = np.zeros(n_frames)
-    body_side = np.zeros((n_frames, 2))
-    for k in range(len(keys) - 1):
-        t0 = k * (shift_ + SWING) * unit
-        last = k == len(keys) - 2
-        s = smooth((t - t0) / ((shift_ + (overlap * SWING if not last else 0.0)) * unit + (settle if last else 0.0)))
-        sel = t >= t0
-        body_p[sel] = (keys[k][0] + s * (keys[k + 1][0] - keys[k][0]))[sel]
-        body_side[sel] = (keys[k][1] + s[:, None] * (keys[k + 1][1] - keys[k][1]))[sel]
+    # body: shift k runs from k(S+W)u and reaches key k+1 (S + overlap W/2)u later, the last at the end
+    knots = [(0.0, keys[0])]
+    for k in range(1, len(keys) - 1):
+        start, reach = (k - 1) * (shift_ + SWING) * unit, ((k - 1) * (shift_ + SWING) + shift_ + overlap * SWING / 2) * unit
+        if overlap == 0 and start > knots[-1][0] + 1e-9:
+            knots.append((start, knots[-1][1]))   # held over the standing feet while the foot swings
+        knots.append((reach, keys[k]))
+    knots.append((float(span), keys[-1]))
+    body_p = glide([k for k, _ in knots], [v[0] for _, v in knots], t)
+    body_side = np.column_stack([glide([k for k, _ in knots], [v[1][i] for _, v in knots], t) for i in (0, 1)])
     feet = {leg.name: np.tile(feet_a[leg.name], (n_frames, 1)) for leg in legs}
     planted = {leg.name: np.ones(n_frames, bool) for leg in legs}
     for k, (g, moves_) in enumerate(swings):
