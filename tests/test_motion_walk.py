@@ -96,6 +96,18 @@ def test_with_overlap_the_robot_walks_on_without_stopping_and_its_feet_swing_wit
         assert np.linalg.norm(np.diff(s, 2, axis=0), axis=1).max() < 0.05, name   # m/frame², Continuity's floor
 
 
+def test_a_lead_keeps_the_feet_and_the_root_in_place_before_the_first_step(cache):
+    scene = robot_scene()
+    seg = segment(scene, robot_standing(scene, 0.0), robot_standing(scene, 0.8), 97, cache)
+    out, tracks, soles = check_walk(seg, {"root": "pelvis", "legs": ROBOT_LEGS, "step_length": 0.4,
+                                          "lead": 0.25}, cache)
+    still = 24                                                          # a quarter of 96 frames
+    assert np.ptp(tracks.roots["pelvis"][:still + 1, :2], axis=0).max() < 1e-6
+    for name, s in soles.items():
+        assert np.ptp(s[:still + 1], axis=0).max() < 1e-4, name
+        assert np.ptp(s[still + 1:], axis=0).max() > 0.3, name        # and then it walks
+
+
 def test_the_robot_sidesteps_leading_with_the_foot_on_that_side(cache):
     """Without ankle roll the robot cannot lean over one foot and keep it flat, so a sidestep is
     out of balance by more than the default tolerance: refused unless the call allows it."""

@@ -24,7 +24,8 @@ lets each shift run on into the first half of the swing (smoother, a little
 less balanced); balance "between" keeps the hips amid the feet instead (a
 sidestep of such a character, at a cost in balance that `com_tolerance` must
 then allow); `settle` keeps a share of the segment after the last step for
-the height and tilt to change (a squat at the end). Feet are kept flat by IK
+the height and tilt to change (a squat at the end), and `lead` a share before
+the first step (a carried body lifted clear before the feet move). Feet are kept flat by IK
 goals a toe length ahead of the sole and beside it, at the sole's height.
 
 What the tool checks and refuses (never clamps): a path that passes through a
@@ -93,6 +94,9 @@ WALK_PROPERTIES = {
                                "sidestepping, at the cost of balance)"},
     "shift": {"type": "number", "minimum": 0.05, "maximum": 0.8,
               "description": "share of each step spent shifting the weight over the standing feet"},
+    "lead": {"type": "number", "minimum": 0, "maximum": 0.8,
+             "description": "share of the segment before the first step, in which the feet stay and the rest "
+                            "of the body (or what it carries) moves first"},
     "settle": {"type": "number", "minimum": 0, "maximum": 0.8,
                "description": "share of the segment after the last step, in which the height and tilt change"},
     "overlap": {"type": "number", "minimum": 0, "maximum": 1,
@@ -410,15 +414,19 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
     shift_, SWING = float(params.get("shift", SHIFT)), 1.0 - float(params.get("shift", SHIFT))
     overlap = 1.0 if between else float(params.get("overlap", 0.0))
     settle = float(params.get("settle", 0.0)) * span if swings else 0.0
-    unit = (span - settle) / (len(swings) * (shift_ + SWING) + shift_)
+    lead = float(params.get("lead", 0.0)) * span if swings else 0.0
+    if settle + lead >= span:
+        raise MotionError(f"walk {seg.id}: lead and settle leave no frames to walk in")
+    unit = (span - settle - lead) / (len(swings) * (shift_ + SWING) + shift_)
     if swings and SWING * unit < MIN_SWING:
         raise MotionError(f"walk {seg.id}: {len(swings)} steps do not fit in {n_frames} frames; "
                           f"allow more frames or a longer step_length (now {step_length} m)")
     t = np.arange(n_frames, dtype=float)
-    # body: shift k runs from k(S+W)u and reaches key k+1 (S + overlap W/2)u later, the last at the end
-    knots = [(0.0, keys[0])]
+    # body: after the lead, shift k runs from k(S+W)u and reaches key k+1 (S + overlap W/2)u later, the last at the end
+    knots = [(0.0, keys[0])] + ([(lead, keys[0])] if lead else [])
     for k in range(1, len(keys) - 1):
-        start, reach = (k - 1) * (shift_ + SWING) * unit, ((k - 1) * (shift_ + SWING) + shift_ + overlap * SWING / 2) * unit
+        start = lead + (k - 1) * (shift_ + SWING) * unit
+        reach = start + (shift_ + overlap * SWING / 2) * unit
         if overlap == 0 and start > knots[-1][0] + 1e-9:
             knots.append((start, knots[-1][1]))   # held over the standing feet while the foot swings
         knots.append((reach, keys[k]))
@@ -428,7 +436,7 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
     feet = {leg.name: np.tile(feet_a[leg.name], (n_frames, 1)) for leg in legs}
     planted = {leg.name: np.ones(n_frames, bool) for leg in legs}
     for k, (g, moves_) in enumerate(swings):
-        t0 = (k * (shift_ + SWING) + shift_) * unit
+        t0 = lead + (k * (shift_ + SWING) + shift_) * unit
         t1 = t0 + SWING * unit
         s = np.clip((t - t0) / (t1 - t0), 0, 1)
         e = smooth((s - LIFT) / (1 - 2 * LIFT))        # up first, across, then down
