@@ -125,7 +125,7 @@ def add_camera(box: "ToolBox", a: dict) -> "ToolOutcome":
            "lens_mm": float(a.get("lens_mm", 35.0)), "sensor_mm": float(a.get("sensor_mm", 36.0)),
            "resolution": list(a.get("resolution", [640, 360]))}
     if a.get("follow"):
-        if a["follow"] not in scene.body_names():
+        if a["follow"] not in scene.body_names:
             raise ToolRefused(f"add_camera.follow: no body named {a['follow']!r} to follow")
         cam["follow"] = a["follow"]
     d["cameras"] = _replace(d["cameras"], lambda c: c["name"], cam)
