@@ -43,7 +43,7 @@ def test_required_checks_pass_and_every_state_was_approved(film):
     reports = {r.name: r for r in summary.film_reports}
     assert reports["NoPenetration"].metrics["max_depth_m"] <= 0.005
     assert reports["EventsSatisfied"].metrics["held"] == reports["EventsSatisfied"].metrics["events"] == 6
-    assert (tracks.frame_start, tracks.frame_end) == (1001, 1361)
+    assert (tracks.frame_start, tracks.frame_end) == (1001, 1429)
     assert [s["tool"] for s in list_segments(project)] == ["walk", "grasp", "carry", "carry", "carry", "place",
                                                            "release", "walk", "interpolate"]
 
@@ -95,7 +95,7 @@ def test_the_exported_blend_keys_the_following_camera(film):
     blend = project.path / "exports" / "shelving.blend"
     _run_job(project, "export_blend", lambda d: specs.blend_spec(project, d, str(blend), None, (64, 36)),
              load_settings(), QuietState())
-    frames = [1001, 1265]
+    frames = [1001, 1321]
     out = subprocess.run([str(BLENDER_PY), str(ROOT / "studio/blender/inspect_blend.py"), str(blend),
                           *map(str, frames)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
