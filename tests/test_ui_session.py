@@ -127,3 +127,15 @@ def test_cards_show_each_segment_baked_and_passing(tmp_project):
 def test_an_empty_project_has_a_timeline_to_key_on(tmp_project):
     s = Session(tmp_project)
     assert s.states == [] and s.frame_range() == (1001, 1240)
+
+
+def test_the_viewport_camera_follows_its_body_from_state_to_state(tmp_project):
+    from studio.agent.tools import ToolBox
+    add_boxes(tmp_project, states=3)
+    ToolBox(tmp_project, actor="person").call("add_camera", {"name": "wide", "position": [0, -3, 1.5],
+                                                             "target": [0, 0, 0.2], "follow": "crate"})
+    s = Session(tmp_project)
+    a, b = s.camera_at(1001), s.camera_at(1030)     # the crate is at x -1, then -0.5
+    assert a.name == b.name == "wide" and a.follow == ""
+    assert np.allclose(np.subtract(b.position, a.position), [0.5, 0, 0])
+    assert np.allclose(np.subtract(b.target, b.position), [0, 3, -1.3])

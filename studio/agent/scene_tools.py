@@ -119,10 +119,15 @@ def add_frame(box: "ToolBox", a: dict) -> "ToolOutcome":
 
 
 def add_camera(box: "ToolBox", a: dict) -> "ToolOutcome":
-    d = load_scene(box.project).to_dict()
+    scene = load_scene(box.project)
+    d = scene.to_dict()
     cam = {"name": a["name"], "position": list(a["position"]), "target": list(a["target"]),
            "lens_mm": float(a.get("lens_mm", 35.0)), "sensor_mm": float(a.get("sensor_mm", 36.0)),
            "resolution": list(a.get("resolution", [640, 360]))}
+    if a.get("follow"):
+        if a["follow"] not in scene.body_names:
+            raise ToolRefused(f"add_camera.follow: no body named {a['follow']!r} to follow")
+        cam["follow"] = a["follow"]
     d["cameras"] = _replace(d["cameras"], lambda c: c["name"], cam)
     return _edit(box, "add_camera", a, d, f"camera {a['name']}", {"camera": a["name"]})
 

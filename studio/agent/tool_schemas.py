@@ -78,8 +78,9 @@ TOOLS: dict[str, tuple[str, dict]] = {
                           metallic={"type": "number", "minimum": 0, "maximum": 1})),
     "add_frame": ("Add or move a named frame on a body (an effector, a handle, a target), in the body's frame.",
                   _obj(["name", "body"], name=NAME, body=NAME, position=VEC3, rotation=QUAT)),
-    "add_camera": ("Add or change a camera looking from a position at a target.", _obj(
-        ["name", "position", "target"], name=NAME, position=VEC3, target=VEC3,
+    "add_camera": ("Add or change a camera looking from a position at a target; with follow, a body it "
+                   "follows, position and target then being offsets from that body's origin at every frame.", _obj(
+        ["name", "position", "target"], name=NAME, position=VEC3, target=VEC3, follow=NAME,
         lens_mm={"type": "number", "minimum": 1, "maximum": 1000},
         sensor_mm={"type": "number", "minimum": 1, "maximum": 100},
         resolution={"type": "array", "items": {"type": "integer", "minimum": 16, "maximum": 8192},

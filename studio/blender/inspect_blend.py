@@ -64,7 +64,9 @@ def describe(frames: list[int]) -> dict:
                     values[j["keypose_joint"]] = list(ob.rotation_quaternion.to_axis_angle()[0]
                                                       * ob.rotation_quaternion.to_axis_angle()[1])
         out["frames"][str(f)] = {"world": world, "joints": values,
-                                 "camera": scene.camera.name if scene.camera else None}
+                                 "camera": scene.camera.name if scene.camera else None,
+                                 "cameras": {ob.name: list(ob.matrix_world.translation)
+                                             for ob in scene.objects if ob.type == "CAMERA"}}
     return out
 
 

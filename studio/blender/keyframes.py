@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
+from scene_from_ir import look_at
 
 
 def rotvec_to_quat(v) -> np.ndarray:
@@ -93,6 +94,21 @@ def apply_tracks(objects: dict, ir: dict, tracks_path: str) -> tuple[int, int]:
                 ch["rotation_quaternion"] = _continuous(ch["rotation_quaternion"])
             key_channels(objects[j["child"]], frames, ch)
     return start, start + n - 1
+
+
+def place_camera(ob, position, target) -> None:
+    """A camera object at `position` looking at `target` (no keys)."""
+    ob.location = list(position)
+    ob.rotation_quaternion = look_at(position, target)
+
+
+def apply_camera_paths(objects: dict, paths: dict, start: int) -> None:
+    """Key following cameras at every frame from their position and target per frame."""
+    for name, path in paths.items():
+        pos = np.asarray(path["position"], float)
+        quats = np.array([list(look_at(p, t)) for p, t in zip(pos.tolist(), path["target"])], float)
+        frames = np.arange(start, start + len(pos))
+        key_channels(objects[name], frames, {"location": pos, "rotation_quaternion": _continuous(quats)})
 
 
 def _continuous(q: np.ndarray) -> np.ndarray:

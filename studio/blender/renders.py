@@ -13,7 +13,7 @@ import os
 
 import bpy
 
-from keyframes import apply_pose
+from keyframes import apply_pose, place_camera
 from outputs import LOW_SPACE, DiskFull, emit, fail_now, free_bytes, inside_folder, part_path, publish
 
 
@@ -38,6 +38,8 @@ def render_stills(objects: dict, ir: dict, states: list[dict], cameras: list[str
     for s in states:
         scene.frame_current = int(s["frame"])
         apply_pose(objects, ir, s["pose"])
+        for cam, at in s.get("cameras", {}).items():      # following cameras, placed for this pose
+            place_camera(objects[cam], at["position"], at["target"])
         for cam in cameras:
             scene.camera = objects[cam]
             w, h = objects[cam]["resolution"]

@@ -105,6 +105,7 @@ def run(spec: dict) -> dict[str, str]:
         if not os.path.isfile(path):
             raise SpecError(f"spec tracks: file {path} is missing")
         first, last = keyframes.apply_tracks(objects, spec["scene"], path)
+        keyframes.apply_camera_paths(objects, spec.get("camera_paths", {}), first)
         # the spec's range is an in/out range within the tracks (the whole of them unless narrowed)
         start, end = max(start, first), min(end, last)
         if start > end:

@@ -70,7 +70,8 @@ def cmd_info(args) -> int:
             print(f"  {f.name:<22} on {f.body}")
         print(f"cameras  {len(scene.cameras)}")
         for c in scene.cameras:
-            print(f"  {c.name:<22} {c.lens_mm:g} mm  {c.resolution[0]}x{c.resolution[1]}")
+            print(f"  {c.name:<22} {c.lens_mm:g} mm  {c.resolution[0]}x{c.resolution[1]}"
+                  + (f"  follows {c.follow}" if c.follow else ""))
         from studio.checks.signals import signals
         sig = signals(p)
         value, missing = sig.progress, sig.missing

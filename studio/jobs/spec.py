@@ -3,7 +3,9 @@
 A spec is JSON plus binary files beside it: one `meshes/<n>.npz` per body
 (vertices and faces in the body frame, readable by Blender's numpy 1.26) and
 `tracks.npz` with the film's baked tracks, completed so every root and joint
-has a value at every frame. Paths in a spec are relative to its folder. The
+has a value at every frame. A camera that follows a body is placed here, per
+state (`states[].cameras`) or per baked frame (`camera_paths`), so the worker
+only keys what it is given. Paths in a spec are relative to its folder. The
 spec also lists the outputs the done contract expects (`expected`) and where
 the studio delivers them after success (`deliver`); the worker ignores both.
 """
@@ -13,7 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from studio.scene.cameras import camera_path, placed
 from studio.scene.io import load_scene
+from studio.scene.kinematics import pose_world, tracks_world
 from studio.scene.ir import Scene
 from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose, Tracks
@@ -118,12 +122,31 @@ def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = No
     res = resolution_of(scene, None, resolution) if resolution else None
     spec.update(steps=["stills"], cameras=cams, resolution=res or list(scene.cameras[0].resolution),
                 states=[{"id": s.id, "frame": s.frame, "shot": s.shot, "resolution": res,
-                         "pose": s.pose.completed(scene).to_dict()} for s in states])
+                         "pose": s.pose.completed(scene).to_dict(), "cameras": _placed(scene, s.pose)}
+                        for s in states])
     spec["expected"] = [f"out/stills/{s.id}_{c}.png" for s in states for c in cams]
     spec["deliver"] = {rel: f"renders/stills/{Path(rel).name}" for rel in spec["expected"]}
     spec["record_stills"] = {s.id: f"out/stills/{s.id}_{_still_camera(s, cams)}.png" for s in states}
     spec["state_hashes"] = {s.id: content_hash(scene, s.pose, s.frame) for s in states}
     return spec
+
+
+def _placed(scene: Scene, pose: Pose) -> dict[str, dict]:
+    """Following cameras where they stand for one pose."""
+    if not any(c.follow for c in scene.cameras):
+        return {}
+    world = pose_world(scene, pose.completed(scene))
+    return {c.name: {"position": p.position, "target": p.target}
+            for c in scene.cameras if c.follow for p in [placed(c, world)]}
+
+
+def camera_paths(scene: Scene, tracks: Tracks) -> dict[str, dict]:
+    """Following cameras' position and target at every baked frame."""
+    follow = [c for c in scene.cameras if c.follow]
+    if not follow:
+        return {}
+    world = tracks_world(scene, tracks)
+    return {c.name: camera_path(c, world) for c in follow}
 
 
 def _still_camera(state, cams: list[str]) -> str:
@@ -160,6 +183,7 @@ def video_spec(project: Project, job_dir: Path, kind: str = "preview", camera: s
                 frame_start=frames[0], frame_end=frames[-1], camera=camera or scene.cameras[0].name,
                 shots=[] if camera else shots_of(scene, list_states(project)),
                 resolution=resolution_of(scene, camera, resolution), samples=int(samples),
+                camera_paths=camera_paths(scene, tracks),
                 video=video, quality="HIGH" if kind == "film" else "MEDIUM",
                 antialias=_antialias(kind, engine))
     spec["expected"] = [frame_file(f) for f in frames] + [video]
@@ -186,7 +210,8 @@ def blend_spec(project: Project, job_dir: Path, deliver_to: str, camera: str | N
                 frame_start=tracks.frame_start, frame_end=tracks.frame_end,
                 camera=camera or scene.cameras[0].name,
                 shots=[] if camera else shots_of(scene, list_states(project)),
-                resolution=resolution_of(scene, camera, resolution), blend="out/film.blend")
+                resolution=resolution_of(scene, camera, resolution), blend="out/film.blend",
+                camera_paths=camera_paths(scene, tracks))
     spec["expected"] = ["out/film.blend"]
     spec["deliver"] = {"out/film.blend": deliver_to}
     return spec

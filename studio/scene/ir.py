@@ -154,12 +154,21 @@ class NamedFrame:
 
 @dataclass
 class Camera:
+    """A camera looking from `position` at `target`; one that follows a body reads both
+    as offsets from that body's origin, so it moves with the body without turning with it."""
     name: str
     position: list[float] = field(default_factory=lambda: [4.0, -4.0, 2.0])
     target: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.8])
     lens_mm: float = 35.0
     sensor_mm: float = 36.0
     resolution: list[int] = field(default_factory=lambda: [640, 360])
+    follow: str = ""                  # a body's name; written only when set, so older scenes hash as before
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if not self.follow:
+            d.pop("follow")
+        return d
 
 
 @dataclass
@@ -232,7 +241,9 @@ class Scene:
 
     # ---- serialisation --------------------------------------------------
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["cameras"] = [c.to_dict() for c in self.cameras]
+        return d
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, sort_keys=True)
@@ -319,7 +330,10 @@ class Scene:
                 raise IRError(f"{at}.lens_mm: must be positive, got {lens}")
             s.cameras.append(Camera(name=_file_name(c, at), position=_vec(c.get("position", [4, -4, 2]), 3, f"{at}.position"),
                                     target=_vec(c.get("target", [0, 0, 0.8]), 3, f"{at}.target"),
-                                    lens_mm=lens, sensor_mm=float(c.get("sensor_mm", 36.0)), resolution=res))
+                                    lens_mm=lens, sensor_mm=float(c.get("sensor_mm", 36.0)), resolution=res,
+                                    follow=str(c.get("follow", ""))))
+            if s.cameras[-1].follow and s.cameras[-1].follow not in names:
+                raise IRError(f"{at}.follow: no body named {s.cameras[-1].follow!r}")
         _unique([c.name for c in s.cameras], f"{where}.cameras")
         for i, o in enumerate(d.get("allowed_overlaps", [])):
             at = f"{where}.allowed_overlaps[{i}]"

@@ -32,7 +32,7 @@ def content_hash(scene: Scene, pose: Pose, frame: int) -> str:
         "frame": int(frame),
         "design_id": scene_design_id(scene),
         "geometry": {b.name: geometry_hash(b.geometry) for b in scene.bodies},
-        "cameras": [c.__dict__ for c in scene.cameras],
+        "cameras": [c.to_dict() for c in scene.cameras],
     })[:16]
 
 

@@ -6,6 +6,7 @@ front of the camera and projects inside the image. The camera follows
 Blender's conventions: it looks down its -Z axis (`look_at`), the focal length
 is `lens_mm`, and `sensor_mm` spans the larger image side (sensor fit AUTO).
 Occlusion is ignored: a body hidden behind a wall still counts as in view.
+A camera that follows a body is placed for the pose first (scene/cameras).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from studio.scene.cameras import placed
 from studio.scene.ir import Camera, Scene
 from studio.scene.kinematics import pose_world
 from studio.scene.meshes import body_mesh, geometry_hash
@@ -53,8 +55,9 @@ def in_view(camera: Camera, points: np.ndarray) -> np.ndarray:
 def visible_bodies(scene: Scene, pose: Pose, cameras: list[str] | None = None,
                    project_dir: Path | None = None) -> list[str]:
     """Sorted names of bodies visible through any of `cameras` (all cameras if None)."""
-    cams = [scene.camera(c) for c in cameras] if cameras is not None else scene.cameras
     world = pose_world(scene, pose.completed(scene))
+    cams = [placed(scene.camera(c), world) for c in cameras] if cameras is not None else \
+        [placed(c, world) for c in scene.cameras]
     boxes = body_box_points(scene, project_dir)
     seen = []
     for name, pts in boxes.items():

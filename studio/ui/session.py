@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.checks.signals import Signals, signals
+from studio.scene.cameras import placed
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world, tracks_world
@@ -187,9 +188,6 @@ class Session:
             return None
         s = self.state_at(frame)
         shot = s.shot if s else ""
-        if shot in cams:
-            return cams[shot]
-        planned = shot_camera(load_plan(self.project), shot) if shot else None
-        if planned in cams:
-            return cams[planned]
-        return self.scene.cameras[0]
+        planned = shot_camera(load_plan(self.project), shot) if shot and shot not in cams else None
+        cam = cams.get(shot) or cams.get(planned) or self.scene.cameras[0]
+        return placed(cam, self.world_at(frame)) if cam.follow else cam
