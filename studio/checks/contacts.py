@@ -39,7 +39,6 @@ from studio.scene.transforms import invert
 
 from .shape import Shape
 
-FEW_PLANES = 32     # a convex body of at most this many face planes: exact distance costs less than bounds
 
 
 def tau(la: float, lb: float) -> float:
@@ -201,11 +200,16 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
         if len(qq) == 0:
             continue
         kq = k_into[qq]
+        if s_into.planes is not None:             # convex: its face planes, no grid
+            d, closest, exact = _convex_distance(s_into, p, tau_ab[qq] / kq)
+            _take_min(gap, axis, point, rel, side, s_into, qq[exact], p[exact], d[exact] * kq[exact],
+                      closest[exact])
+            _take_min(gap, axis, point, rel, side, s_into, qq[~exact], p[~exact], d[~exact] * kq[~exact])
+            continue
         est, _, low = s_into.lookup(p, floor=True)
         est, low, high = est * kq, low * kq, np.full(len(qq), np.inf)
         near = np.nonzero(low <= -tau_ab[qq])[0]  # the cell's floor allows it: take the corners' bound
-        few_planes = s_into.planes is not None and len(s_into.planes[1]) <= FEW_PLANES
-        if len(near) and not few_planes:          # (a body of few faces is measured exactly at once)
+        if len(near):
             lo_n, hi_n = s_into.proven(p[near])
             low[near], high[near] = lo_n * kq[near], hi_n * kq[near]
         deep = low <= -tau_ab[qq]                 # could be deeper than tau: measured exactly
@@ -217,10 +221,9 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
         exact = np.zeros(len(qq), bool)
         if np.any(deep):
             at = np.nonzero(deep)[0]
-            d, closest, ok = _exact(s_into, p[at])
-            exact[at[ok]] = True
-            low[at[~ok]] = np.maximum(low[at[~ok]], d[~ok] * kq[at[~ok]])   # outside: a proven lower bound
-            _take_min(gap, axis, point, rel, side, s_into, qq[at[ok]], p[at[ok]], d[ok] * kq[at[ok]], closest[ok])
+            d, closest = s_into.exact_signed(p[at])
+            exact[at] = True
+            _take_min(gap, axis, point, rel, side, s_into, qq[at], p[at], d * kq[at], closest)
         rest = ~exact
         _take_min(gap, axis, point, rel, side, s_into, qq[rest], p[rest],
                   np.minimum(np.maximum(est[rest], low[rest]), high[rest]))
@@ -261,27 +264,29 @@ def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float, hint: np.nd
     return float(-eq[k, 3]), -eq[k, :3]
 
 
-def _exact(shape: Shape, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Signed distance at local points, the closest surface points, and which are exact.
-
-    Inside a convex body the distance is exactly max(n·p - o) over its faces; outside it, that
-    is only a lower bound (not exact, no closest point). Other bodies: the mesh's exact distance."""
-    planes = shape.planes
-    if planes is None:
-        d, closest = shape.exact_signed(p)
-        return d, closest, np.ones(len(p), bool)
-    normals, offsets = planes
-    d = np.full(len(p), -np.inf)
-    at = np.zeros(len(p), np.int64)
-    rows = np.arange(len(p))
-    for i in range(0, len(normals), 256):            # bounded memory on many-faced bodies
-        v = p @ normals[i:i + 256].T - offsets[i:i + 256]
-        j = np.argmax(v, axis=1)
-        better = v[rows, j] > d
-        d = np.where(better, v[rows, j], d)
-        at = np.where(better, j + i, at)
-    closest = p - d[:, None] * normals[at]
-    return d, closest, d <= 0
+def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Signed distance to a convex body at local points (N,3), the closest surface points, and which
+    are exact. Inside, the distance is exactly max(n·p - o) over its face planes; outside, that is a
+    proven lower bound, exact where the point's foot on that plane lies on the body, and otherwise
+    measured on the mesh wherever it is within `touch` (per point) of touching."""
+    d = shape.plane_floor(p)
+    closest = p.copy()
+    exact = np.zeros(len(p), bool)
+    near = np.nonzero(d <= touch)[0]              # the others are proven further than touching
+    dn, at = shape.plane_distance(p[near])
+    d[near] = dn
+    closest[near] = p[near] - dn[:, None] * shape.planes[0][at]
+    exact[near] = dn <= 0
+    out = near[dn > 0]
+    if len(out):
+        foot, _ = shape.plane_distance(closest[out])
+        exact[out[foot <= 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))]] = True
+        far = out[~exact[out] & (d[out] <= touch[out])]
+        if len(far):
+            d[far], closest[far] = shape.exact_signed(p[far])
+            exact[far] = True
+    return d, closest, exact
 
 
 def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> None:
@@ -322,7 +327,11 @@ def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: np.ndarray, deep: np
     rt = np.swapaxes(rot, 1, 2)
 
     def near(points, radii, q):
-        s, e, low = sb.lookup(points, floor=True)
+        if sb.planes is not None:                 # convex: its face planes bound the distance from below
+            low = sb.plane_floor(points)
+            s, e = low, 0.0
+        else:
+            s, e, low = sb.lookup(points, floor=True)
         r = radii * ratio[q][:, None]
         return (s - e - r <= margin[q][:, None]) | (low - r <= deep[q][:, None])
     q1, c1 = np.nonzero(near(np.einsum("qij,cj->qci", rot, sa.parent_reps) + t[:, None],
@@ -361,7 +370,10 @@ def _segment_argmin(qq: np.ndarray, v: np.ndarray, Q: int) -> tuple[np.ndarray, 
 
 
 def _gradient(shape: Shape, p: np.ndarray) -> np.ndarray:
-    """Unit outward direction of the grid distance at local points (central differences)."""
+    """Unit outward direction of the distance at local points: a convex body's nearest face
+    plane, else the grid's central differences."""
+    if shape.planes is not None:
+        return shape.planes[0][shape.plane_distance(p)[1]]
     h = np.maximum(shape.grid_step.min() * 0.5, 1e-5)
     g = np.stack([shape.signed(p + h * e) - shape.signed(p - h * e) for e in np.eye(3)], axis=-1)
     n = np.linalg.norm(g, axis=-1, keepdims=True)
