@@ -183,8 +183,10 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
 
     Every sample whose proven interval of signed distance reaches below -tau is measured
     exactly (the plane distance inside a convex body, the mesh distance otherwise), so no
-    sample deeper than tau is missed and its depth is exact; other samples report the grid's
-    estimate held within their proven interval. ka, kb: the bodies' uniform scale."""
+    sample deeper than tau is missed and its depth is exact; likewise near +tau wherever no
+    bound proves the pair touching (gap <= tau) or apart, so both verdicts are exact. Other
+    samples report the grid's estimate held within their proven interval (a convex body's:
+    its proven lower bound). ka, kb: the bodies' uniform scale."""
     Q = len(rel)
     tau_ab = np.broadcast_to(np.asarray(tau_ab, float), (Q,))
     margin = np.broadcast_to(np.asarray(margin, float), (Q,))
@@ -194,36 +196,53 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
     axis = np.zeros((Q, 3))
     axis[:, 2] = 1.0
     point = np.zeros((Q, 3))
-    sides = ((sa, sb, rel, ka, kb), (sb, sa, similar_inverse(rel), kb, ka))
-    for side, (s_from, s_into, r, k_from, k_into) in enumerate(sides):
+    touching = np.zeros(Q, bool)                  # proven within tau of touching
+    sides = [(0, sa, sb, rel, ka, kb), (1, sb, sa, similar_inverse(rel), kb, ka)]
+    sides.sort(key=lambda s: s[2].planes is None)  # convex targets first: their figures are exact
+    for side, s_from, s_into, r, k_from, k_into in sides:
         qq, p = _one_way(s_from, s_into, r, margin / k_into, -tau_ab / k_into, k_from / k_into)
         if len(qq) == 0:
             continue
         kq = k_into[qq]
         if s_into.planes is not None:             # convex: its face planes, no grid
             d, closest, exact = _convex_distance(s_into, p, tau_ab[qq] / kq)
-            _take_min(gap, axis, point, rel, side, s_into, qq[exact], p[exact], d[exact] * kq[exact],
-                      closest[exact])
-            _take_min(gap, axis, point, rel, side, s_into, qq[~exact], p[~exact], d[~exact] * kq[~exact])
+            d = d * kq
+            touching[qq[exact & (d <= tau_ab[qq])]] = True
+            _take_min(gap, axis, point, rel, side, s_into, qq[exact], p[exact], d[exact], closest[exact])
+            _take_min(gap, axis, point, rel, side, s_into, qq[~exact], p[~exact], d[~exact])
             continue
         est, _, low = s_into.lookup(p, floor=True)
         est, low, high = est * kq, low * kq, np.full(len(qq), np.inf)
-        near = np.nonzero(low <= -tau_ab[qq])[0]  # the cell's floor allows it: take the corners' bound
-        if len(near):
-            lo_n, hi_n = s_into.proven(p[near])
-            low[near], high[near] = lo_n * kq[near], hi_n * kq[near]
+        band = np.nonzero(low <= tau_ab[qq])[0]   # the cell's floor allows touching: the corners' bound
+        if len(band):
+            lo_n, hi_n = s_into.proven(p[band])
+            low[band], high[band] = lo_n * kq[band], hi_n * kq[band]
         deep = low <= -tau_ab[qq]                 # could be deeper than tau: measured exactly
         if np.any(deep):
             # the deepest sample of a query is among those whose low bound is under the query's best high
             best = np.full(Q, np.inf)
             np.minimum.at(best, qq[deep], high[deep])
             deep &= low <= np.maximum(best[qq], -tau_ab[qq])
+        touching[qq[high <= tau_ab[qq]]] = True
         exact = np.zeros(len(qq), bool)
-        if np.any(deep):
-            at = np.nonzero(deep)[0]
+
+        def measure(at: np.ndarray) -> None:
+            """Exact distance at samples `at`, taken into the gaps."""
             d, closest = s_into.exact_signed(p[at])
+            d = d * kq[at]
             exact[at] = True
-            _take_min(gap, axis, point, rel, side, s_into, qq[at], p[at], d * kq[at], closest)
+            touching[qq[at[d <= tau_ab[qq[at]]]]] = True
+            _take_min(gap, axis, point, rel, side, s_into, qq[at], p[at], d, closest)
+        if np.any(deep):
+            measure(np.nonzero(deep)[0])
+        # touching or not, where no bound decides it: first each query's likeliest sample, then the rest
+        for first in (True, False):
+            open_ = np.nonzero((low <= tau_ab[qq]) & ~touching[qq] & ~exact)[0]
+            if first and len(open_):
+                o = open_[np.lexsort((est[open_], qq[open_]))]
+                open_ = o[np.r_[True, qq[o[1:]] != qq[o[:-1]]]]
+            if len(open_):
+                measure(open_)
         rest = ~exact
         _take_min(gap, axis, point, rel, side, s_into, qq[rest], p[rest],
                   np.minimum(np.maximum(est[rest], low[rest]), high[rest]))
@@ -321,8 +340,8 @@ def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> No
 def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: np.ndarray, deep: np.ndarray, ratio: np.ndarray):
     """A's samples that may lie within `margin` (per query, B's units) of B: (query index, point in B).
     Parent spheres, then leaf spheres, then the leaves' samples; a sphere is opened when its
-    estimate minus its error and radius (times ratio, A's scale over B's) comes within the
-    margin, or when its proven low bound minus its radius reaches `deep` (-tau in B's units)."""
+    proven low bound (a convex body's face planes, else the grid cell's floor) minus its radius
+    (times ratio, A's scale over B's) comes within the margin or reaches `deep` (-tau in B's units)."""
     rot, t = rel[:, :3, :3], rel[:, :3, 3]
     rt = np.swapaxes(rot, 1, 2)
 
@@ -331,7 +350,8 @@ def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: np.ndarray, deep: np
             low = sb.plane_floor(points)
             s, e = low, 0.0
         else:
-            s, e, low = sb.lookup(points, floor=True)
+            _, _, low = sb.lookup(points, floor=True)
+            s, e = low, 0.0                       # proven: no sample within the margin is passed over
         r = radii * ratio[q][:, None]
         return (s - e - r <= margin[q][:, None]) | (low - r <= deep[q][:, None])
     q1, c1 = np.nonzero(near(np.einsum("qij,cj->qci", rot, sa.parent_reps) + t[:, None],
