@@ -7,13 +7,18 @@ The work is split so that a one-minute film costs seconds:
    re-verified after an edit elsewhere costs a dictionary look-up
    (`ContactCache`, keyed by the two meshes' content hashes and the pose);
 3. narrowphase on what is left: one body's surface samples, cluster by
-   cluster, are looked up in the other body's signed-distance grid, both ways;
+   cluster, are bounded in the other body, both ways: by its face planes if
+   it is convex (exact inside, a proven lower bound outside), otherwise by
+   its signed-distance grid; a cluster is passed over only on a proven bound;
 4. the grid holds exact distances at its corners, so each sample's distance
    lies in a proven interval (distance is 1-Lipschitz); every sample whose
    interval reaches below -tau is measured exactly (inside a convex body by
    its face planes, otherwise on the mesh), with no budget: no sample deeper
-   than tau is missed and its depth is exact. Other samples report the
-   grid's estimate held within their interval;
+   than tau is missed and its depth is exact. Near +tau likewise: where no
+   bound proves a pair touching (gap <= tau) or apart, samples are measured
+   exactly (outside a convex body: the plane distance where the sample's foot
+   lies on the body, else the mesh), so both verdicts are exact. Other
+   samples report the grid's estimate held within their interval;
 5. a sample lies at most half a body's thickness inside it, so for two
    convex bodies whose samples overlap by no more than tau the exact
    separating depth is taken (bounded first along the contact direction
@@ -37,7 +42,7 @@ import numpy as np
 
 from studio.scene.transforms import invert
 
-from .shape import Shape
+from .shape import FEW_PLANES, Shape
 
 
 
@@ -289,17 +294,21 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray
     are exact. Inside, the distance is exactly max(n·p - o) over its face planes; outside, that is a
     proven lower bound, exact where the point's foot on that plane lies on the body, and otherwise
     measured on the mesh wherever it is within `touch` (per point) of touching."""
-    d = shape.plane_floor(p)
+    if len(shape.planes[1]) <= FEW_PLANES:        # few planes: all of them at once
+        d, at = shape.plane_distance(p)
+        near, dn = np.arange(len(p)), d
+    else:
+        d = shape.plane_floor(p)
+        near = np.nonzero(d <= touch)[0]          # the others are proven further than touching
+        dn, at = shape.plane_distance(p[near])
     closest = p.copy()
     exact = np.zeros(len(p), bool)
-    near = np.nonzero(d <= touch)[0]              # the others are proven further than touching
-    dn, at = shape.plane_distance(p[near])
     d[near] = dn
     closest[near] = p[near] - dn[:, None] * shape.planes[0][at]
     exact[near] = dn <= 0
-    out = near[dn > 0]
+    out = near[(dn > 0) & (dn <= touch[near])]    # outside, yet perhaps within touch
     if len(out):
-        foot, _ = shape.plane_distance(closest[out])
+        foot, _ = shape.plane_distance(closest[out], which=False)
         exact[out[foot <= 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))]] = True
         far = out[~exact[out] & (d[out] <= touch[out])]
         if len(far):

@@ -3,14 +3,19 @@
 A `Shape` holds a body's surface samples (vertices, points along sharp edges,
 points spread over the faces; thinned to about one per square of side
 sqrt(area/1000), never coarser than half the thickness) grouped into leaf
-clusters of 8 and parents of 6 leaves, each with a bounding sphere, its thickness (smallest extent of the oriented bounding box, the
-`l` of the tau rule), and a signed-distance grid over its bounding box
-(negative inside, metres). The grid holds exact distances at its corners:
-between them it is a fast estimate (`grid_err`, how far it was seen to be
-off), and `proven` bounds the true distance (distance is 1-Lipschitz), so
-callers measure exactly (`exact_signed`, or the face planes of a convex
-body) wherever a proven bound reaches a threshold. Shapes are cached in memory and on
-disk (~/.cache/keypose-studio/checks) keyed by the mesh's content hash.
+clusters of 8 and parents of 6 leaves, each with a bounding sphere, and its
+thickness (smallest extent of the oriented bounding box, the `l` of the tau
+rule). A convex body is measured by its face planes: max(n·p - o) is its exact
+signed distance inside and a proven lower bound outside (`plane_distance`, and
+`plane_floor` over a few of the planes). Any other body gets a signed-distance
+grid over its bounding box (negative inside, metres), built the first time a
+look-up needs it, so a film pays only for the bodies that come close to
+another. The grid holds exact distances at its corners: between them it is a
+fast estimate (`grid_err`, how far it was seen to be off), and `proven` bounds
+the true distance (distance is 1-Lipschitz), so callers measure exactly
+(`exact_signed`) wherever a proven bound reaches a threshold. Shapes are cached
+in memory and on disk (~/.cache/keypose-studio/checks) keyed by the mesh's
+content hash; a grid built later is added to its file.
 """
 from __future__ import annotations
 
@@ -202,22 +207,23 @@ class Shape:
             else:                                     # the faces nearest 26 directions spread round
                 keep = np.unique(np.argmax(_DIRECTIONS @ normals.T, axis=1))
                 self._few = (normals[keep], offsets[keep])
-        return self.plane_distance(p, self._few)[0].reshape(np.shape(p)[:-1])
+        return self.plane_distance(p, self._few, which=False)[0].reshape(np.shape(p)[:-1])
 
-    def plane_distance(self, p: np.ndarray, planes: tuple[np.ndarray, np.ndarray] | None = None
-                       ) -> tuple[np.ndarray, np.ndarray]:
+    def plane_distance(self, p: np.ndarray, planes: tuple[np.ndarray, np.ndarray] | None = None,
+                       which: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """For a convex body, at local points (N,3): max(n·p - o) over its face planes (the exact
-        signed distance inside, a proven lower bound outside) and the face plane that gives it."""
+        signed distance inside, a proven lower bound outside) and, if `which`, the plane giving it."""
         normals, offsets = planes or self.planes
         p = np.asarray(p, float).reshape(-1, 3)
         d = np.empty(len(p))
-        at = np.empty(len(p), np.int64)
+        at = np.zeros(len(p), np.int64) if which else None
         step = max(1, (1 << 20) // max(len(normals), 1))      # bounded memory on many-faced bodies
         for i in range(0, len(p), step):
             v = normals @ np.ascontiguousarray(p[i:i + step].T)   # (planes, points): reduced along rows
             v -= offsets[:, None]
-            at[i:i + step] = j = np.argmax(v, axis=0)
-            d[i:i + step] = v[j, np.arange(len(j))]
+            d[i:i + step] = v.max(axis=0)
+            if which:
+                at[i:i + step] = np.argmax(v == d[None, i:i + step], axis=0)
         return d, at
 
     @property
