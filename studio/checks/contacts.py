@@ -321,9 +321,10 @@ def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> No
     """Lower each query's gap to the smallest of d (grouped by qq, ascending) with its axis and point."""
     if len(qq) == 0:
         return
-    order = np.argsort(qq, kind="stable")
-    qq, p, d = qq[order], p[order], d[order]
-    closest = closest[order] if closest is not None else None
+    if np.any(qq[1:] < qq[:-1]):                  # the samples come grouped by query: seldom needed
+        order = np.argsort(qq, kind="stable")
+        qq, p, d = qq[order], p[order], d[order]
+        closest = closest[order] if closest is not None else None
     smin, at = _segment_argmin(qq, d, len(gap))
     qs = np.nonzero(smin < gap)[0]
     if len(qs) == 0:
