@@ -8,7 +8,7 @@ over a naive exact scorer (per-frame trimesh CollisionManager on python-fcl
 plus exact signed distance for depth; run last, on a subset of frames, and
 extrapolated). Then `studio verify` as a user runs it on a 38-body glTF film
 (bench/glb_bench_film.py): process start, wall time with an empty cache (cold)
-and again (warm), and its agreement with an independent exact scorer
+and again (warm), each against the baseline, the machine's load, and its agreement with an independent exact scorer
 (python-fcl GJK/EPA on the same poses), timed beside it as the baseline.
 Run: .venv/bin/python bench/bench_verify.py [--quick] [--glb-only]
 """
@@ -229,23 +229,26 @@ def glb_film():
 
     from glb_bench_film import fcl_scorer
     from glb_bench_film import film as glb_film_38
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         g, bodies = glb_film_38()
         path = Path(tmp) / "film38.glb"
         g.write(path)
         env = dict(os.environ, KEYPOSE_CACHE=str(Path(tmp) / "cache"))
 
-        def run(*args):
-            """(wall, cpu of the child, process) of one `studio verify`."""
+        def run(*args, one_core=False):
+            """(wall, cpu of the child, process) of one `studio verify` (one_core: held to the first core)."""
             w0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+            pin = (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) if one_core else None
             proc = subprocess.run([sys.executable, "-m", "studio.cli", "verify", *args], capture_output=True,
-                                  text=True, env=env)
+                                  text=True, env=env, preexec_fn=pin)
             c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             return time.perf_counter() - w0, c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime, proc
         start = min(run(str(Path(tmp) / "absent.glb"))[:2] for _ in range(3))
         out = Path(tmp) / "report.json"
         cold = run(str(path), "--json", str(out))
         warm = run(str(path), "--json", str(out))
+        warm1 = run(str(path), one_core=True)
         proc = cold[2]
         if not out.exists():
             print(f"studio verify failed: {proc.stderr.strip()}")
@@ -263,8 +266,13 @@ def glb_film():
     print(f"{'process start (before reading the film)':48} {start[1]:8.2f} {start[0]:8.2f}")
     print(f"{'studio verify, empty cache (cold)':48} {cold[1]:8.2f} {cold[0]:8.2f}")
     print(f"{'studio verify, warm cache':48} {warm[1]:8.2f} {warm[0]:8.2f}")
+    print(f"{'studio verify, warm cache, one core':48} {warm1[1]:8.2f} {warm1[0]:8.2f}")
     print(f"{'independent exact scorer (python-fcl), in-process':48} {c_fcl:8.2f} {w_fcl:8.2f}")
-    print(f"{'  cold / fcl, warm / fcl (cpu)':48} {cold[1] / c_fcl:7.2f}x {warm[1] / c_fcl:7.2f}x")
+    print(f"{'  start / fcl (cpu, wall)':48} {start[1] / c_fcl:7.2f}x {start[0] / w_fcl:7.2f}x")
+    print(f"{'  cold / fcl (cpu, wall)':48} {cold[1] / c_fcl:7.2f}x {cold[0] / w_fcl:7.2f}x")
+    print(f"{'  warm / fcl (cpu, wall)':48} {warm[1] / c_fcl:7.2f}x {warm[0] / w_fcl:7.2f}x")
+    print(f"  machine load (1, 5, 15 min) before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, after: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print(f"  cross-check: {len(studio & truth)} penetrating pair-frames agree, {len(studio - truth)} only in "
           f"studio verify, {len(truth - studio)} only in fcl; penetration rate "
           f"{doc['metrics']['penetration_rate']:.3f}")

@@ -9,13 +9,17 @@ import sys
 from studio import __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The `studio` parser. Given the command line, only the module of the sub-command it names is
+    imported (the others are listed by name and help), so a command starts without the libraries
+    of the rest."""
     from studio import commands
     parser = argparse.ArgumentParser(prog="studio", description="Keypose Studio: pose-to-pose 4D authoring.")
     parser.add_argument("--version", action="version", version=f"studio {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for register in commands.REGISTRARS:
-        register(sub)
+    names = {name for name, _, _ in commands.COMMANDS}
+    only = argv[0] if argv and argv[0] in names else None
+    commands.register_all(sub, only, everything=argv is None)
     return parser
 
 
@@ -27,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from studio.commands import EXIT_BAD_INPUT
     from studio.commands.failures import report
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

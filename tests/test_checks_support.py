@@ -94,3 +94,24 @@ def test_a_grasp_without_release_carries_to_the_end():
     sc, tr, plan = carry_film(with_release=False)
     r = by_name(sc, tr, plan=plan)
     assert floating(r["Supported"]) == []
+
+
+@pytest.mark.parametrize("radii", [(0.05, 0.1), (0.02, 0.1)])
+def test_touching_is_exact_near_tau_between_bodies_that_are_not_convex(radii):
+    """A ring held over a static ring at 0.5, 0.95, 1.05 and 1.5 tau: supported on the first two
+    frames only (the rings' flat faces are parallel, so the gap is the height difference)."""
+    import trimesh
+
+    from studio.checks.contacts import tau
+    from studio.scene.ir import Body, Geometry, Scene
+    ring = trimesh.creation.annulus(r_min=radii[0], r_max=radii[1], height=0.02, sections=48)
+    assert not ring.is_convex
+    t = tau(0.02, 0.02)
+    heights = 0.02 + t * np.array([0.5, 0.95, 1.05, 1.5])
+    sc = Scene(name="rings", bodies=[Body("base", kind="static", geometry=Geometry("mesh", path="base")),
+                                     Body("top", geometry=Geometry("mesh", path="top"))])
+    top = np.c_[np.zeros((4, 2)), heights, np.tile([1.0, 0, 0, 0], (4, 1))]
+    r = {x.name: x for x in run_checks(sc, {"base": ring, "top": ring.copy()},
+                                       tracks(1, base=still([0, 0, 0], n=4), top=top))}
+    assert floating(r["Supported"]) == [(3, "top"), (4, "top")]
+    assert r["NoPenetration"].verdict == "pass"

@@ -7,13 +7,18 @@ The work is split so that a one-minute film costs seconds:
    re-verified after an edit elsewhere costs a dictionary look-up
    (`ContactCache`, keyed by the two meshes' content hashes and the pose);
 3. narrowphase on what is left: one body's surface samples, cluster by
-   cluster, are looked up in the other body's signed-distance grid, both ways;
+   cluster, are bounded in the other body, both ways: by its face planes if
+   it is convex (exact inside, a proven lower bound outside), otherwise by
+   its signed-distance grid; a cluster is passed over only on a proven bound;
 4. the grid holds exact distances at its corners, so each sample's distance
    lies in a proven interval (distance is 1-Lipschitz); every sample whose
    interval reaches below -tau is measured exactly (inside a convex body by
    its face planes, otherwise on the mesh), with no budget: no sample deeper
-   than tau is missed and its depth is exact. Other samples report the
-   grid's estimate held within their interval;
+   than tau is missed and its depth is exact. Near +tau likewise: where no
+   bound proves a pair touching (gap <= tau) or apart, samples are measured
+   exactly (outside a convex body: the plane distance where the sample's foot
+   lies on the body, else the mesh), so both verdicts are exact. Other
+   samples report the grid's estimate held within their interval;
 5. a sample lies at most half a body's thickness inside it, so for two
    convex bodies whose samples overlap by no more than tau the exact
    separating depth is taken (bounded first along the contact direction
@@ -37,9 +42,8 @@ import numpy as np
 
 from studio.scene.transforms import invert
 
-from .shape import Shape
+from .shape import FEW_PLANES, Shape
 
-FEW_PLANES = 32     # a convex body of at most this many face planes: exact distance costs less than bounds
 
 
 def tau(la: float, lb: float) -> float:
@@ -184,8 +188,10 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
 
     Every sample whose proven interval of signed distance reaches below -tau is measured
     exactly (the plane distance inside a convex body, the mesh distance otherwise), so no
-    sample deeper than tau is missed and its depth is exact; other samples report the grid's
-    estimate held within their proven interval. ka, kb: the bodies' uniform scale."""
+    sample deeper than tau is missed and its depth is exact; likewise near +tau wherever no
+    bound proves the pair touching (gap <= tau) or apart, so both verdicts are exact. Other
+    samples report the grid's estimate held within their proven interval (a convex body's:
+    its proven lower bound). ka, kb: the bodies' uniform scale."""
     Q = len(rel)
     tau_ab = np.broadcast_to(np.asarray(tau_ab, float), (Q,))
     margin = np.broadcast_to(np.asarray(margin, float), (Q,))
@@ -195,32 +201,53 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
     axis = np.zeros((Q, 3))
     axis[:, 2] = 1.0
     point = np.zeros((Q, 3))
-    sides = ((sa, sb, rel, ka, kb), (sb, sa, similar_inverse(rel), kb, ka))
-    for side, (s_from, s_into, r, k_from, k_into) in enumerate(sides):
+    touching = np.zeros(Q, bool)                  # proven within tau of touching
+    sides = [(0, sa, sb, rel, ka, kb), (1, sb, sa, similar_inverse(rel), kb, ka)]
+    sides.sort(key=lambda s: s[2].planes is None)  # convex targets first: their figures are exact
+    for side, s_from, s_into, r, k_from, k_into in sides:
         qq, p = _one_way(s_from, s_into, r, margin / k_into, -tau_ab / k_into, k_from / k_into)
         if len(qq) == 0:
             continue
         kq = k_into[qq]
+        if s_into.planes is not None:             # convex: its face planes, no grid
+            d, closest, exact = _convex_distance(s_into, p, tau_ab[qq] / kq)
+            d = d * kq
+            touching[qq[exact & (d <= tau_ab[qq])]] = True
+            _take_min(gap, axis, point, rel, side, s_into, qq[exact], p[exact], d[exact], closest[exact])
+            _take_min(gap, axis, point, rel, side, s_into, qq[~exact], p[~exact], d[~exact])
+            continue
         est, _, low = s_into.lookup(p, floor=True)
         est, low, high = est * kq, low * kq, np.full(len(qq), np.inf)
-        near = np.nonzero(low <= -tau_ab[qq])[0]  # the cell's floor allows it: take the corners' bound
-        few_planes = s_into.planes is not None and len(s_into.planes[1]) <= FEW_PLANES
-        if len(near) and not few_planes:          # (a body of few faces is measured exactly at once)
-            lo_n, hi_n = s_into.proven(p[near])
-            low[near], high[near] = lo_n * kq[near], hi_n * kq[near]
+        band = np.nonzero(low <= tau_ab[qq])[0]   # the cell's floor allows touching: the corners' bound
+        if len(band):
+            lo_n, hi_n = s_into.proven(p[band])
+            low[band], high[band] = lo_n * kq[band], hi_n * kq[band]
         deep = low <= -tau_ab[qq]                 # could be deeper than tau: measured exactly
         if np.any(deep):
             # the deepest sample of a query is among those whose low bound is under the query's best high
             best = np.full(Q, np.inf)
             np.minimum.at(best, qq[deep], high[deep])
             deep &= low <= np.maximum(best[qq], -tau_ab[qq])
+        touching[qq[high <= tau_ab[qq]]] = True
         exact = np.zeros(len(qq), bool)
+
+        def measure(at: np.ndarray) -> None:
+            """Exact distance at samples `at`, taken into the gaps."""
+            d, closest = s_into.exact_signed(p[at])
+            d = d * kq[at]
+            exact[at] = True
+            touching[qq[at[d <= tau_ab[qq[at]]]]] = True
+            _take_min(gap, axis, point, rel, side, s_into, qq[at], p[at], d, closest)
         if np.any(deep):
-            at = np.nonzero(deep)[0]
-            d, closest, ok = _exact(s_into, p[at])
-            exact[at[ok]] = True
-            low[at[~ok]] = np.maximum(low[at[~ok]], d[~ok] * kq[at[~ok]])   # outside: a proven lower bound
-            _take_min(gap, axis, point, rel, side, s_into, qq[at[ok]], p[at[ok]], d[ok] * kq[at[ok]], closest[ok])
+            measure(np.nonzero(deep)[0])
+        # touching or not, where no bound decides it: first each query's likeliest sample, then the rest
+        for first in (True, False):
+            open_ = np.nonzero((low <= tau_ab[qq]) & ~touching[qq] & ~exact)[0]
+            if first and len(open_):
+                o = open_[np.lexsort((est[open_], qq[open_]))]
+                open_ = o[np.r_[True, qq[o[1:]] != qq[o[:-1]]]]
+            if len(open_):
+                measure(open_)
         rest = ~exact
         _take_min(gap, axis, point, rel, side, s_into, qq[rest], p[rest],
                   np.minimum(np.maximum(est[rest], low[rest]), high[rest]))
@@ -261,36 +288,43 @@ def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float, hint: np.nd
     return float(-eq[k, 3]), -eq[k, :3]
 
 
-def _exact(shape: Shape, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Signed distance at local points, the closest surface points, and which are exact.
-
-    Inside a convex body the distance is exactly max(n·p - o) over its faces; outside it, that
-    is only a lower bound (not exact, no closest point). Other bodies: the mesh's exact distance."""
-    planes = shape.planes
-    if planes is None:
-        d, closest = shape.exact_signed(p)
-        return d, closest, np.ones(len(p), bool)
-    normals, offsets = planes
-    d = np.full(len(p), -np.inf)
-    at = np.zeros(len(p), np.int64)
-    rows = np.arange(len(p))
-    for i in range(0, len(normals), 256):            # bounded memory on many-faced bodies
-        v = p @ normals[i:i + 256].T - offsets[i:i + 256]
-        j = np.argmax(v, axis=1)
-        better = v[rows, j] > d
-        d = np.where(better, v[rows, j], d)
-        at = np.where(better, j + i, at)
-    closest = p - d[:, None] * normals[at]
-    return d, closest, d <= 0
+def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Signed distance to a convex body at local points (N,3), the closest surface points, and which
+    are exact. Inside, the distance is exactly max(n·p - o) over its face planes; outside, that is a
+    proven lower bound, exact where the point's foot on that plane lies on the body, and otherwise
+    measured on the mesh wherever it is within `touch` (per point) of touching."""
+    if len(shape.planes[1]) <= FEW_PLANES:        # few planes: all of them at once
+        d, at = shape.plane_distance(p)
+        near, dn = np.arange(len(p)), d
+    else:
+        d = shape.plane_floor(p)
+        near = np.nonzero(d <= touch)[0]          # the others are proven further than touching
+        dn, at = shape.plane_distance(p[near])
+    closest = p.copy()
+    exact = np.zeros(len(p), bool)
+    d[near] = dn
+    closest[near] = p[near] - dn[:, None] * shape.planes[0][at]
+    exact[near] = dn <= 0
+    out = near[(dn > 0) & (dn <= touch[near])]    # outside, yet perhaps within touch
+    if len(out):
+        foot, _ = shape.plane_distance(closest[out], which=False)
+        exact[out[foot <= 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))]] = True
+        far = out[~exact[out] & (d[out] <= touch[out])]
+        if len(far):
+            d[far], closest[far] = shape.exact_signed(p[far])
+            exact[far] = True
+    return d, closest, exact
 
 
 def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> None:
     """Lower each query's gap to the smallest of d (grouped by qq, ascending) with its axis and point."""
     if len(qq) == 0:
         return
-    order = np.argsort(qq, kind="stable")
-    qq, p, d = qq[order], p[order], d[order]
-    closest = closest[order] if closest is not None else None
+    if np.any(qq[1:] < qq[:-1]):                  # the samples come grouped by query: seldom needed
+        order = np.argsort(qq, kind="stable")
+        qq, p, d = qq[order], p[order], d[order]
+        closest = closest[order] if closest is not None else None
     smin, at = _segment_argmin(qq, d, len(gap))
     qs = np.nonzero(smin < gap)[0]
     if len(qs) == 0:
@@ -316,13 +350,18 @@ def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> No
 def _one_way(sa: Shape, sb: Shape, rel: np.ndarray, margin: np.ndarray, deep: np.ndarray, ratio: np.ndarray):
     """A's samples that may lie within `margin` (per query, B's units) of B: (query index, point in B).
     Parent spheres, then leaf spheres, then the leaves' samples; a sphere is opened when its
-    estimate minus its error and radius (times ratio, A's scale over B's) comes within the
-    margin, or when its proven low bound minus its radius reaches `deep` (-tau in B's units)."""
+    proven low bound (a convex body's face planes, else the grid cell's floor) minus its radius
+    (times ratio, A's scale over B's) comes within the margin or reaches `deep` (-tau in B's units)."""
     rot, t = rel[:, :3, :3], rel[:, :3, 3]
     rt = np.swapaxes(rot, 1, 2)
 
     def near(points, radii, q):
-        s, e, low = sb.lookup(points, floor=True)
+        if sb.planes is not None:                 # convex: its face planes bound the distance from below
+            low = sb.plane_floor(points)
+            s, e = low, 0.0
+        else:
+            _, _, low = sb.lookup(points, floor=True)
+            s, e = low, 0.0                       # proven: no sample within the margin is passed over
         r = radii * ratio[q][:, None]
         return (s - e - r <= margin[q][:, None]) | (low - r <= deep[q][:, None])
     q1, c1 = np.nonzero(near(np.einsum("qij,cj->qci", rot, sa.parent_reps) + t[:, None],
@@ -361,7 +400,10 @@ def _segment_argmin(qq: np.ndarray, v: np.ndarray, Q: int) -> tuple[np.ndarray, 
 
 
 def _gradient(shape: Shape, p: np.ndarray) -> np.ndarray:
-    """Unit outward direction of the grid distance at local points (central differences)."""
+    """Unit outward direction of the distance at local points: a convex body's nearest face
+    plane, else the grid's central differences."""
+    if shape.planes is not None:
+        return shape.planes[0][shape.plane_distance(p)[1]]
     h = np.maximum(shape.grid_step.min() * 0.5, 1e-5)
     g = np.stack([shape.signed(p + h * e) - shape.signed(p - h * e) for e in np.eye(3)], axis=-1)
     n = np.linalg.norm(g, axis=-1, keepdims=True)

@@ -3,14 +3,19 @@
 A `Shape` holds a body's surface samples (vertices, points along sharp edges,
 points spread over the faces; thinned to about one per square of side
 sqrt(area/1000), never coarser than half the thickness) grouped into leaf
-clusters of 8 and parents of 6 leaves, each with a bounding sphere, its thickness (smallest extent of the oriented bounding box, the
-`l` of the tau rule), and a signed-distance grid over its bounding box
-(negative inside, metres). The grid holds exact distances at its corners:
-between them it is a fast estimate (`grid_err`, how far it was seen to be
-off), and `proven` bounds the true distance (distance is 1-Lipschitz), so
-callers measure exactly (`exact_signed`, or the face planes of a convex
-body) wherever a proven bound reaches a threshold. Shapes are cached in memory and on
-disk (~/.cache/keypose-studio/checks) keyed by the mesh's content hash.
+clusters of 8 and parents of 6 leaves, each with a bounding sphere, and its
+thickness (smallest extent of the oriented bounding box, the `l` of the tau
+rule). A convex body is measured by its face planes: max(n·p - o) is its exact
+signed distance inside and a proven lower bound outside (`plane_distance`, and
+`plane_floor` over a few of the planes). Any other body gets a signed-distance
+grid over its bounding box (negative inside, metres), built the first time a
+look-up needs it, so a film pays only for the bodies that come close to
+another. The grid holds exact distances at its corners: between them it is a
+fast estimate (`grid_err`, how far it was seen to be off), and `proven` bounds
+the true distance (distance is 1-Lipschitz), so callers measure exactly
+(`exact_signed`) wherever a proven bound reaches a threshold. Shapes are cached
+in memory and on disk (~/.cache/keypose-studio/checks) keyed by the mesh's
+content hash; a grid built later is added to its file.
 """
 from __future__ import annotations
 
@@ -22,11 +27,13 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-VERSION = 8
+VERSION = 9
 GRID_POINTS = 25            # samples per axis of the signed-distance grid
 CLUSTER_SIZE = 8            # surface samples per leaf cluster
 GROUP = 6                   # leaf clusters per parent cluster
 _MEMORY: dict[str, "Shape"] = {}
+FEW_PLANES = 32             # a convex body of more face planes is first bounded by a few of them
+_DIRECTIONS = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if x or y or z], float)
 _CORNERS = np.array([(dx, dy, dz) for dx in (0, 1) for dy in (0, 1) for dz in (0, 1)], float)
 
 
@@ -55,13 +62,40 @@ class Shape:
     starts: np.ndarray          # (C+1,) cluster offsets into points
     reps: np.ndarray            # (C,3) a surface sample near each cluster's middle
     radii: np.ndarray           # (C,) largest distance from rep to its cluster's samples
-    grid_lo: np.ndarray
-    grid_step: np.ndarray
-    grid: np.ndarray            # (nx,ny,nz) signed distance, negative inside
-    grid_err: np.ndarray        # (nx-1,ny-1,nz-1) how far the grid may be off in each cell
+    grid_lo: np.ndarray | None = None     # the grid is built the first time a look-up needs it
+    grid_step: np.ndarray | None = None
+    grid: np.ndarray | None = None        # (nx,ny,nz) signed distance, negative inside
+    grid_err: np.ndarray | None = None    # (nx-1,ny-1,nz-1) how far the grid may be off in each cell
+    convex: bool | None = None            # watertight and convex (None: not yet known)
 
     def __post_init__(self) -> None:
-        """Flat copies for fast look-ups, and the samples padded to whole clusters."""
+        """The samples padded to whole clusters, and their parent clusters."""
+        size = int(np.max(np.diff(self.starts)))
+        idx = np.minimum(self.starts[:-1, None] + np.arange(size)[None, :], self.starts[1:, None] - 1)
+        self.cpoints = self.points[idx]                      # (C, size, 3), short clusters repeat their last
+        c = len(self.reps)                                   # parents: runs of GROUP neighbouring leaves
+        first = np.arange(0, c, GROUP)
+        self.children = np.minimum(first[:, None] + np.arange(GROUP)[None, :], c - 1)
+        kid_reps = self.reps[self.children]
+        mid = kid_reps.mean(axis=1, keepdims=True)
+        pick = np.argmin(np.linalg.norm(kid_reps - mid, axis=2), axis=1)
+        self.parent_reps = kid_reps[np.arange(len(first)), pick]
+        self.parent_radii = np.max(np.linalg.norm(kid_reps - self.parent_reps[:, None], axis=2)
+                                   + self.radii[self.children], axis=1)
+        self._ready = False
+        if self.grid is not None:
+            self._prepare_grid()
+
+    def _need_grid(self) -> None:
+        """Build the signed-distance grid now (and keep it in the cache) if it was never needed before."""
+        if self.grid is None:
+            _build_grid(self)
+            _save(cache_dir() / f"{self.hash}-v{VERSION}.npz", self)
+        elif not self._ready:
+            self._prepare_grid()
+
+    def _prepare_grid(self) -> None:
+        """Flat copies of the grid for fast look-ups, and each cell's proven floor."""
         n = np.array(self.grid.shape)
         self._n = n
         self._inv = 1.0 / self.grid_step
@@ -80,24 +114,14 @@ class Shape:
         floor = np.full(self.grid.shape, np.inf)
         floor[:n[0] - 1, :n[1] - 1, :n[2] - 1] = lowest - 0.5 * float(np.linalg.norm(self.grid_step))
         self._floor = floor.reshape(-1)
+        self._ready = True
         self._pad = self.pad
-        size = int(np.max(np.diff(self.starts)))
-        idx = np.minimum(self.starts[:-1, None] + np.arange(size)[None, :], self.starts[1:, None] - 1)
-        self.cpoints = self.points[idx]                      # (C, size, 3), short clusters repeat their last
-        c = len(self.reps)                                   # parents: runs of GROUP neighbouring leaves
-        first = np.arange(0, c, GROUP)
-        self.children = np.minimum(first[:, None] + np.arange(GROUP)[None, :], c - 1)
-        kid_reps = self.reps[self.children]
-        mid = kid_reps.mean(axis=1, keepdims=True)
-        pick = np.argmin(np.linalg.norm(kid_reps - mid, axis=2), axis=1)
-        self.parent_reps = kid_reps[np.arange(len(first)), pick]
-        self.parent_radii = np.max(np.linalg.norm(kid_reps - self.parent_reps[:, None], axis=2)
-                                   + self.radii[self.children], axis=1)
 
     def lookup(self, p: np.ndarray, floor: bool = False):
         """Signed distance estimate (negative inside, trilinear) and how far it may be off, at local
         points (...,3). Outside the grid the estimate is a strict lower bound and the error zero.
         With floor: also a proven lower bound (the cell's lowest corner minus half its diagonal)."""
+        self._need_grid()
         p = np.asarray(p, float)
         shape = p.shape[:-1]
         p = p.reshape(-1, 3)
@@ -125,6 +149,7 @@ class Shape:
         The grid holds exact distances at its corners and distance is 1-Lipschitz, so within a
         cell d(p) lies within d(c) -/+ |p - c| of every corner c. Outside the grid the distance
         is at least the distance to the grid's box plus its margin around the mesh."""
+        self._need_grid()
         p = np.asarray(p, float).reshape(-1, 3)
         outside, base, f = self._cells(p)
         v = self._flat[base[:, None] + self._offsets[None, :]]          # (N, 8)
@@ -158,7 +183,9 @@ class Shape:
         if not hasattr(self, "_planes"):
             self._planes = None
             m = self.mesh
-            if len(m.faces) >= 4 and m.is_watertight and m.is_convex:
+            if self.convex is None:
+                self.convex = bool(len(m.faces) >= 4 and m.is_watertight and m.is_convex)
+            if self.convex:
                 keep = m.area_faces > 1e-14 * max(m.area, 1e-30)
                 normals = m.face_normals[keep]
                 offsets = np.sum(normals * m.triangles[keep, 0], axis=1)
@@ -170,9 +197,39 @@ class Shape:
         """Signed distance estimate (negative inside) at local points (...,3), trilinear."""
         return self.lookup(p)[0]
 
+    def plane_floor(self, p: np.ndarray) -> np.ndarray:
+        """For a convex body, a proven lower bound of the signed distance at local points (...,3):
+        the largest n·p - o over a few of its face planes (any of them bounds it from below)."""
+        if not hasattr(self, "_few"):
+            normals, offsets = self.planes
+            if len(normals) <= FEW_PLANES:
+                self._few = (normals, offsets)
+            else:                                     # the faces nearest 26 directions spread round
+                keep = np.unique(np.argmax(_DIRECTIONS @ normals.T, axis=1))
+                self._few = (normals[keep], offsets[keep])
+        return self.plane_distance(p, self._few, which=False)[0].reshape(np.shape(p)[:-1])
+
+    def plane_distance(self, p: np.ndarray, planes: tuple[np.ndarray, np.ndarray] | None = None,
+                       which: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """For a convex body, at local points (N,3): max(n·p - o) over its face planes (the exact
+        signed distance inside, a proven lower bound outside) and, if `which`, the plane giving it."""
+        normals, offsets = planes or self.planes
+        p = np.asarray(p, float).reshape(-1, 3)
+        d = np.empty(len(p))
+        at = np.zeros(len(p), np.int64) if which else None
+        step = max(1, (1 << 20) // max(len(normals), 1))      # bounded memory on many-faced bodies
+        for i in range(0, len(p), step):
+            v = normals @ np.ascontiguousarray(p[i:i + step].T)   # (planes, points): reduced along rows
+            v -= offsets[:, None]
+            d[i:i + step] = v.max(axis=0)
+            if which:
+                at[i:i + step] = np.argmax(v == d[None, i:i + step], axis=0)
+        return d, at
+
     @property
     def pad(self) -> float:
         """The grid's smallest margin around the mesh: a lower bound on distance outside it."""
+        self._need_grid()
         return float(np.min(np.minimum(self.lo - self.grid_lo, self.grid_lo + (np.array(self.grid.shape) - 1)
                                        * self.grid_step - self.hi)))
 
@@ -227,6 +284,7 @@ def thickness_of(mesh: trimesh.Trimesh) -> float:
 
 
 def build_shape(mesh: trimesh.Trimesh, key: str | None = None) -> Shape:
+    """A mesh's samples, clusters and thickness; its grid waits until a look-up needs it."""
     mesh = trimesh.Trimesh(mesh.vertices, mesh.faces, process=False)
     key = key or mesh_hash(mesh)
     lo, hi = mesh.bounds
@@ -234,18 +292,25 @@ def build_shape(mesh: trimesh.Trimesh, key: str | None = None) -> Shape:
     order, starts = _clusters(points)
     points = points[order]
     reps, radii = _cluster_spheres(points, starts)
+    shape = Shape(key, mesh, lo, hi, thickness_of(mesh), np.asarray(mesh.centroid, float), points, starts,
+                  reps, radii)
+    shape.planes                                          # noqa: B018 - convex or not, known once and cached
+    return shape
+
+
+def _build_grid(shape: Shape) -> None:
+    """The shape's signed-distance grid over its box with a margin: exact at the corners."""
+    lo, hi = shape.lo, shape.hi
     ext = hi - lo
     pad = np.maximum(0.008, 0.08 * ext)
     axes = [np.linspace(lo[i] - pad[i], hi[i] + pad[i], GRID_POINTS) for i in range(3)]
     gp = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
-    shape = Shape(key, mesh, lo, hi, thickness_of(mesh), np.asarray(mesh.centroid, float), points, starts,
-                  reps, radii, lo - pad, (2 * pad + ext) / (GRID_POINTS - 1), np.zeros((2, 2, 2)),
-                  np.zeros((1, 1, 1)))
-    grid = shape.exact_signed(gp)[0].reshape(GRID_POINTS, GRID_POINTS, GRID_POINTS)
-    shape = Shape(key, mesh, lo, hi, shape.thickness, shape.centroid, points, starts, reps, radii,
-                  shape.grid_lo, shape.grid_step, grid, np.zeros((GRID_POINTS - 1,) * 3))
-    return Shape(key, mesh, lo, hi, shape.thickness, shape.centroid, points, starts, reps, radii,
-                 shape.grid_lo, shape.grid_step, grid, _grid_error(shape))
+    shape.grid_lo, shape.grid_step = lo - pad, (2 * pad + ext) / (GRID_POINTS - 1)
+    shape.grid = shape.exact_signed(gp)[0].reshape(GRID_POINTS, GRID_POINTS, GRID_POINTS)
+    shape.grid_err = np.zeros((GRID_POINTS - 1,) * 3)
+    shape._prepare_grid()
+    shape.grid_err = _grid_error(shape)
+    shape._prepare_grid()
 
 
 def _surface_samples(mesh: trimesh.Trimesh, target: int = 1000) -> np.ndarray:
@@ -330,9 +395,10 @@ def _save(path: Path, s: Shape) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        grid = {} if s.grid is None else dict(grid_lo=s.grid_lo, grid_step=s.grid_step, grid=s.grid,
+                                               grid_err=s.grid_err)
         np.savez(tmp, lo=s.lo, hi=s.hi, thickness=s.thickness, centroid=s.centroid, points=s.points,
-                 starts=s.starts, reps=s.reps, radii=s.radii, grid_lo=s.grid_lo, grid_step=s.grid_step,
-                 grid=s.grid, grid_err=s.grid_err)
+                 starts=s.starts, reps=s.reps, radii=s.radii, convex=bool(s.convex), **grid)
         os.replace(tmp, path)
     except OSError:
         pass   # a read-only cache only costs time
@@ -340,6 +406,7 @@ def _save(path: Path, s: Shape) -> None:
 
 def _load(path: Path, key: str, mesh: trimesh.Trimesh) -> Shape:
     with np.load(path) as z:
+        grid = [z[k] for k in ("grid_lo", "grid_step", "grid", "grid_err")] if "grid" in z else [None] * 4
         return Shape(key, trimesh.Trimesh(mesh.vertices, mesh.faces, process=False), z["lo"], z["hi"],
                      float(z["thickness"]), z["centroid"], z["points"], z["starts"], z["reps"], z["radii"],
-                     z["grid_lo"], z["grid_step"], z["grid"], z["grid_err"])
+                     *grid, bool(z["convex"]))

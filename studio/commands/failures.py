@@ -73,12 +73,12 @@ def explain(exc: BaseException, args, argv: list[str]) -> tuple[str, int]:
 
 
 def _known(exc: BaseException, args) -> tuple[str, int] | None:
+    if isinstance(exc, CommandError):       # a refusal needs none of the store's modules
+        return str(exc), exc.code
     from studio.scene.ir import IRError
     from studio.store.project import ProjectError
     from studio.store.space import is_disk_full
 
-    if isinstance(exc, CommandError):
-        return str(exc), exc.code
     if isinstance(exc, ProjectError):
         return str(exc), getattr(exc, "exit_code", EXIT_BAD_INPUT)
     if is_disk_full(exc):

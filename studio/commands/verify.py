@@ -3,12 +3,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from studio.checks.glb import GlbError
-from studio.checks.report import Report, failing_required, required_checks_pass
-from studio.checks.run import verify_film, verify_state
-from studio.checks.score import SCORED, check_film, rates
-from studio.store.project import Project
+if TYPE_CHECKING:
+    from studio.checks.report import Report
 
 from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, CommandError
 
@@ -62,6 +60,7 @@ def _log_fault(film: Path, err: BaseException) -> str:
 
 def cmd_verify(args) -> int:
     _exists(args.film)
+    from studio.checks.glb import GlbError     # the verifiers' libraries load once there is a film
     try:
         return _verify(args)
     except (CommandError, KeyboardInterrupt):
@@ -76,6 +75,11 @@ def cmd_verify(args) -> int:
 
 
 def _verify(args) -> int:
+    from studio.checks.glb import GlbError
+    from studio.checks.report import failing_required, required_checks_pass
+    from studio.checks.run import verify_film, verify_state
+    from studio.checks.score import check_film, rates
+    from studio.store.project import Project
     try:
         if args.film.is_dir():
             with Project.open(args.film) as project:
@@ -119,6 +123,8 @@ def _mean(rows: list[dict]) -> dict:
 
 
 def cmd_score(args) -> int:
+    from studio.checks.glb import GlbError
+    from studio.checks.score import SCORED, check_film, rates
     rows = []
     for film in args.films:
         _exists(film)

@@ -12,8 +12,6 @@ import os
 import time
 from pathlib import Path
 
-from .project import tell, write_atomic
-
 DEFAULTS = {
     "model_base_url": "",           # empty: no model configured (offline repairer, stored plans)
     "model_name": "gpt-4.1-mini",
@@ -60,6 +58,7 @@ def _read_file(path: Path) -> dict:
         where = f"kept it as {kept}"
     except OSError as e:
         where = f"could not move it aside ({e.strerror or e})"
+    from .project import tell         # the project store loads only when there is something to say
     tell(f"{path}: the settings file does not parse ({problem}); {where}; using the default settings")
     return {}
 
@@ -87,4 +86,5 @@ def save_settings(values: dict) -> None:
     path = settings_path()
     current = _read_file(path)
     current.update({k: v for k, v in values.items() if k in DEFAULTS})
+    from .project import write_atomic
     write_atomic(path, json.dumps(current, indent=1, sort_keys=True).encode(), mode=0o600)
