@@ -24,7 +24,7 @@ from studio.timeline.storyboard import list_states
 
 ROOT = Path(__file__).resolve().parents[1]
 BLENDER_PY = ROOT / ".venv-blender" / "bin" / "python"
-FILMS = ("doorway", "marble_run", "dog_paper")
+FILMS = ("doorway", "marble_run", "dog_paper", "crates", "shelving")
 
 
 def _readonly_film(name: str):
@@ -86,11 +86,11 @@ def test_score_table_sets_the_films_beside_their_single_pass_baselines(capsys):
     films = [str(ROOT / "projects" / n) for n in FILMS] + [str(ROOT / "projects" / f"{n}-single-pass") for n in FILMS]
     assert main(["score", *films]) == 0
     lines = capsys.readouterr().out.splitlines()
-    rows = {line.split()[0].rsplit("/", 1)[-1]: line.split() for line in lines[1:7]}
+    rows = {line.split()[0].rsplit("/", 1)[-1]: line.split() for line in lines[1:1 + 2 * len(FILMS)]}
     assert all(rows[n][-1] == "pass" for n in FILMS)
     assert any(rows[f"{n}-single-pass"][-1] == "FAIL" for n in FILMS)
-    film_mean = next(line for line in lines if line.startswith("mean of 3 films")).split()
-    base_mean = next(line for line in lines if line.startswith("mean of 3 single-pass")).split()
+    film_mean = next(line for line in lines if line.startswith(f"mean of {len(FILMS)} films")).split()
+    base_mean = next(line for line in lines if line.startswith(f"mean of {len(FILMS)} single-pass")).split()
     assert film_mean[4] == "0.0%"                                  # penetration across the films
     assert float(base_mean[-3].rstrip("%")) > float(film_mean[-3].rstrip("%"))
 
