@@ -23,7 +23,9 @@ monotone cubic, at rest only where the walk starts and ends), and `overlap`
 lets each shift run on into the first half of the swing (smoother, a little
 less balanced); balance "between" keeps the hips amid the feet instead (a
 sidestep of such a character, at a cost in balance that `com_tolerance` must
-then allow); `settle` keeps a share of the segment after the last step for
+then allow), and with `sway` moves them sideways over the standing feet from
+each lift-off to its landing (the legs tilt, so without ankle roll the feet
+roll a little and rest on their lower edge, never in the floor); `settle` keeps a share of the segment after the last step for
 the height and tilt to change (a squat at the end), and `lead` a share before
 the first step (a carried body lifted clear before the feet move). Feet are kept flat by IK
 goals a toe length ahead of the sole and beside it, at the sole's height.
@@ -31,7 +33,7 @@ goals a toe length ahead of the sole and beside it, at the sole's height.
 What the tool checks and refuses (never clamps): a path that passes through a
 static body (any body of the scene that is not ground and rises above the
 step height, hit by the path at the feet, the knees or the root) names the
-body and the waypoint; a planted sole that slides more than `max_slide`
+body and the waypoint; a planted sole that slides (along the floor) more than `max_slide`
 (default 5 mm) in the solved motion names the leg and frame; a centre of mass
 farther than `com_tolerance` (default 5 cm, COM_TOLERANCE) outside the support
 polygon (the convex hull of the planted feet's lowest surface) names the frame.
@@ -87,11 +89,13 @@ WALK_PROPERTIES = {
     "step_height": {"type": "number", "minimum": 0, "maximum": 1},
     "facing": {"type": "string", "enum": ["states", "path"],
                "description": "yaw eased from state to state, or turning along the path"},
-    "sway": {"type": "number", "minimum": 0, "maximum": 1},
+    "sway": {"type": "number", "minimum": 0, "maximum": 1,
+             "description": "share of the way sideways the hips go over the standing feet (static: before "
+                            "each step; between: while a foot swings)"},
     "balance": {"type": "string", "enum": ["static", "between"],
                 "description": "static: the weight over the standing feet before each step; between: the hips "
-                               "move amid the feet while a foot swings (a character that cannot lean, "
-                               "sidestepping, at the cost of balance)"},
+                               "move amid the feet while a foot swings, sideways over the standing feet by "
+                               "`sway` (a character that cannot lean)"},
     "shift": {"type": "number", "minimum": 0.05, "maximum": 0.8,
               "description": "share of each step spent shifting the weight over the standing feet"},
     "lead": {"type": "number", "minimum": 0, "maximum": 0.8,
@@ -300,6 +304,27 @@ def place_flat(scene: Scene, pose: Pose, legs: dict[str, tuple[list[str], str]],
     return pose, worst
 
 
+def _foot_hull(scene: Scene, leg: Leg, project_dir: Path | None) -> tuple[str, np.ndarray]:
+    """The foot body and its mesh's convex hull vertices (in its own frame)."""
+    body, _ = frame_local(scene, leg.sole, "walk")
+    return body, np.asarray(body_mesh(scene.body(body), project_dir).convex_hull.vertices, float)
+
+
+def edges_below(scene: Scene, pose: Pose, legs: list[Leg], hulls: dict, feet: dict[str, np.ndarray]) -> dict[str, float]:
+    """Per leg whose foot is rolled (a leg without ankle roll, its hips to one side), how far the
+    roll sinks the underside's lowest edge below the height the sole was placed at (over half a millimetre)."""
+    world = pose_world(scene, pose)
+    out = {}
+    for leg in legs:
+        body, v = hulls[leg.name]
+        low = float(np.min((v @ world[body][:3, :3].T)[:, 2]) + world[body][2, 3])
+        rolled = float(np.max(np.abs(v[:, 1]))) * abs(float(world[body][2, 1]))   # what the roll alone sinks
+        below = min(float(feet[leg.name][2]) - low, rolled)
+        if below > 5e-4:
+            out[leg.name] = below
+    return out
+
+
 def landings(groups: int, cycles: int) -> list[tuple[int, float]]:
     """(group, progress it lands at) for every swing: the groups stagger by 1/groups of a cycle,
     and all but the last square up at the end."""
@@ -387,7 +412,7 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
 
     # the schedule: body keys (progress, shift off the path) and swings (group, where its feet land)
     between = params.get("balance", "static") == "between"
-    swings, keys = [], [(0.0, np.zeros(2))]
+    swings, keys, leans = [], [(0.0, np.zeros(2))], []
     place = {leg.name: feet_a[leg.name].copy() for leg in legs}
     at = {leg.name: 0.0 for leg in legs}          # the progress each foot was placed for
     for gi, land in order:
@@ -395,7 +420,11 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
         stance = [place[leg.name] for leg in legs if leg not in g]
         centre = np.mean([s[:2] for s in stance], axis=0)
         swings.append((g, {leg.name: (place[leg.name].copy(), target(leg, land)) for leg in g}))
-        if between:                               # amid the feet as they will be once this step lands
+        if between:                               # amid the feet as they will be once this step lands,
+            p_k = float(np.mean(list(at.values())))   # sideways by `sway` over the standing ones while it swings
+            yaw = path.yaw(p_k)
+            d = _rot(-yaw) @ (centre - (path.xy(p_k) + _rot(yaw) @ com_a))
+            leans.append(_rot(yaw) @ np.array([0.0, sway * d[1]]))
             for leg in g:
                 at[leg.name] = land
             keys.append((float(np.mean(list(at.values()))), np.zeros(2)))
@@ -433,6 +462,15 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
     knots.append((float(span), keys[-1]))
     body_p = glide([k for k, _ in knots], [v[0] for _, v in knots], t)
     body_side = np.column_stack([glide([k for k, _ in knots], [v[1][i] for _, v in knots], t) for i in (0, 1)])
+    if between and sway:                          # over the standing feet from lift-off to landing
+        times, sides = [0.0] + ([lead] if lead else []), [np.zeros(2)] * (2 if lead else 1)
+        for k, side in enumerate(leans):
+            t0 = lead + (k * (shift_ + SWING) + shift_) * unit
+            times += [t0, t0 + SWING * unit]
+            sides += [side, side]
+        times.append(float(span))
+        sides.append(np.zeros(2))
+        body_side = np.column_stack([glide(times, [v[i] for v in sides], t) for i in (0, 1)])
     feet = {leg.name: np.tile(feet_a[leg.name], (n_frames, 1)) for leg in legs}
     planted = {leg.name: np.ones(n_frames, bool) for leg in legs}
     for k, (g, moves_) in enumerate(swings):
@@ -460,13 +498,20 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
     root_track[0], root_track[-1] = ra, rb
 
     leg_map = {leg.name: (leg.joints, leg.sole) for leg in legs}
+    hulls = {leg.name: _foot_hull(scene, leg, seg.project_dir) for leg in legs}
     poses, pose, worst_ik = [], pa, 0.0
     for i in range(n_frames):
         pose = pose.copy()
         pose.roots[root] = root_track[i].tolist()
         if upper is not None:
             pose = upper(i, pose)
-        pose, err = place_flat(scene, pose, leg_map, {k: v[i] for k, v in feet.items()}, 25)
+        at_i = {k: v[i].copy() for k, v in feet.items()}
+        pose, err = place_flat(scene, pose, leg_map, at_i, 25)
+        sunk = edges_below(scene, pose, legs, hulls, at_i)
+        if sunk:                                  # a foot that cannot stay level rests on its lower edge
+            for name, depth in sunk.items():
+                at_i[name][2] += depth
+            pose, err = place_flat(scene, pose, leg_map, at_i, 25)
         worst_ik = max(worst_ik, err)
         poses.append(pose)
 
@@ -482,9 +527,9 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
         for i in range(1, n_frames + 1):
             if i == n_frames or pl[i] != pl[start]:
                 if pl[start]:
-                    d = float(np.max(np.linalg.norm(soles[leg.name][start:i] - soles[leg.name][start], axis=1)))
+                    d = float(np.max(np.linalg.norm(soles[leg.name][start:i, :2] - soles[leg.name][start, :2], axis=1)))
                     if d > slide:
-                        slide, where = d, f"{leg.name} at frame {seg.a.frame + start + int(np.argmax(np.linalg.norm(soles[leg.name][start:i] - soles[leg.name][start], axis=1)))}"
+                        slide, where = d, f"{leg.name} at frame {seg.a.frame + start + int(np.argmax(np.linalg.norm(soles[leg.name][start:i, :2] - soles[leg.name][start, :2], axis=1)))}"
                 start = i
     if slide > max_slide:
         raise MotionError(f"walk {seg.id}: the planted foot {where} slides {slide * 1000:.1f} mm "
