@@ -65,7 +65,8 @@ def repair_film(project: Project, *, until_pass: bool = False, max_rounds: int =
         if not failing and until_pass:
             out.passing, out.stopped = True, "the required checks pass"
             break
-        made = propose_film(project, interval, per_run=1 if approve_verified else 2, trial=trial)
+        made = propose_film(project, interval, per_run=1 if approve_verified else 2, trial=trial,
+                            batch=approve_verified)
         proposals, unsolved = list(made.proposals), list(made.unsolved)
         if client is not None:
             from .model_motion_repair import propose_film_with_model

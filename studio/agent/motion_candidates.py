@@ -22,18 +22,17 @@ from __future__ import annotations
 import numpy as np
 
 from studio.scene.kinematics import pose_world
-from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose
 from studio.store.reports import failing_required
 from studio.timeline.author import segment_tool
 from studio.timeline.gate import parse_segment
-from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik
 from studio.timeline.motion import motion_tools
 
+from . import event_keys
 from .film_failures import FailingRun
 from .motion_trial import FilmTrial
-from .offline import (MARGIN, _chain, _mover, _root_change, _world_vertices, floating_candidates,
-                      joint_candidates, penetration_candidates)
+from .offline import (MARGIN, _mover, _root_change, _world_vertices, floating_candidates, joint_candidates,
+                      penetration_candidates)
 from .repairs import apply_changes
 from .verify import check_pose
 
@@ -101,45 +100,6 @@ def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str,
                                                             np.asarray(c[1][0]["from"][:3]))))
 
 
-def event_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
-    """Bring the event's effector to its body (grasp) or target (reach) by IK within limits,
-    or by moving its root when no joint carries it."""
-    scene = trial.scene
-    event = next((e for e in trial.plan.get("events", []) if e.get("id") == ev.get("event")), None)
-    if event is None or event.get("kind") not in ("grasp", "reach"):
-        return []
-    subj = list(event.get("subjects", []))
-    names = {f.name for f in scene.frames}
-    if len(subj) < 2 or subj[0] not in names:
-        return []
-    eff, what = subj[0], subj[1]
-    here = frame_pose(scene, pose, eff)[:3, 3]
-    world = pose_world(scene, pose)
-    if event["kind"] == "grasp":
-        import trimesh
-        m = body_mesh(scene.body(what), trial.project.path).copy()
-        m.apply_transform(world[what])
-        target = trimesh.proximity.closest_point(m, here[None])[0][0]
-    else:
-        target = frame_pose(scene, pose, what)[:3, 3] if what in names else world[what][:3, 3]
-    out = []
-    chain = _chain(scene, scene.frame(eff).body, "", 8)
-    if chain:
-        try:
-            solved, err = solve_ik(scene, pose, chain, [Goal(eff, np.asarray(target, float))])
-        except IKError:
-            solved, err = None, 1.0
-        if solved is not None and err < 0.02:
-            out.append((f"bring {eff} to {what} by IK on {', '.join(chain)} ({err * 1000:.1f} mm off)",
-                        [{"kind": "joint", "name": n, "from": pose.joints[n], "to": solved.joints[n]}
-                         for n in chain if solved.joints[n] != pose.joints[n]]))
-    root = scene.group_root(scene.frame(eff).body)
-    if not scene.body(root).is_static:
-        out.append((f"move {root} {np.linalg.norm(target - here) * 1000:.0f} mm so {eff} meets {what}",
-                    [_root_change(pose, root, np.asarray(target, float) - here)]))
-    return out
-
-
 def key_poses(trial: FilmTrial, run: FailingRun, pose: Pose) -> list[tuple[str, list[dict]]]:
     ev = run.evidence
     if run.check == "NoPenetration":
@@ -149,27 +109,49 @@ def key_poses(trial: FilmTrial, run: FailingRun, pose: Pose) -> list[tuple[str, 
     if run.check == "JointLimits":
         return joint_candidates(trial.scene, pose, ev)
     if run.check == "EventsSatisfied":
-        return event_candidates(trial, pose, ev)
+        return event_keys.key_poses(trial, pose, event_wants(trial, run, run.worst))
     return []
+
+
+def event_wants(trial: FilmTrial, run: FailingRun, frame: int) -> list[event_keys.Want]:
+    """The unmet hand events whose windows hold `frame`, the run's own among them."""
+    pending = event_keys.unmet(trial.base_reports, trial.plan)
+    ids = [e["id"] for e in trial.plan.get("events", []) or []
+           if e.get("id") in pending and len(e.get("window") or []) == 2
+           and int(e["window"][0]) <= frame <= int(e["window"][1])]
+    ws = event_keys.wants(trial, set(ids))
+    return ws if any(w.event == run.evidence.get("event") for w in ws) else []
+
+
+def key_frame(trial: FilmTrial, run: FailingRun) -> int:
+    """Where a key state helps most: the worst frame, or for an unmet event the frame its
+    window shares with the most other unmet hand events."""
+    if run.check != "EventsSatisfied":
+        return run.worst
+    pending = sorted(event_keys.unmet(trial.base_reports, trial.plan))
+    return event_keys.shared_frame(trial.plan, pending, run.start, run.end, run.worst)[0]
 
 
 def key_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
     """Insert a key state at the worst frame, its pose repaired; the key must pass its own checks."""
-    pose = trial.pose_at(run.worst).completed(trial.scene)
-    sid = _state_id(trial, run.worst)
+    frame = key_frame(trial, run)
+    pose = trial.pose_at(frame).completed(trial.scene)
+    sid = _state_id(trial, frame)
     ends = _ends(trial, run.segment)
     out = []
-    for summary, changes in key_poses(trial, run, pose):
+    poses = (event_keys.key_poses(trial, pose, event_wants(trial, run, frame))
+             if run.check == "EventsSatisfied" else key_poses(trial, run, pose))
+    for summary, changes in poses:
         try:
             fixed = apply_changes(trial.scene, pose, changes)
         except (KeyError, ValueError):
             continue
-        if failing_required(check_pose(trial.project, trial.scene, fixed, run.worst, sid)):
+        if failing_required(check_pose(trial.project, trial.scene, fixed, frame, sid)):
             continue
         a, _ = parse_segment(run.segment)
-        out.append(("key", f"insert key state {sid} at {run.worst}: {summary}", ends + [
-            {"kind": "insert_state", "state": sid, "frame": run.worst, "split": run.segment,
-             "pose": fixed.to_dict(), "shot": _shot(trial, a, run.worst),
+        out.append(("key", f"insert key state {sid} at {frame}: {summary}", ends + [
+            {"kind": "insert_state", "state": sid, "frame": frame, "split": run.segment,
+             "pose": fixed.to_dict(), "shot": _shot(trial, a, frame),
              "description": f"repair key: {summary}"}]))
     return out
 
@@ -256,13 +238,76 @@ def tool_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
     if run.check == "Supported":
         body = trial.scene.group_root(run.evidence["body"])
         offer(f"{tool} → simulate: let {body} drop under gravity", "simulate", {"bodies": [body]})
-    body = run.evidence.get("body") or run.evidence.get("a")
-    for m in trial.plan.get("motion", []):
-        p = m.get("params") or {}
-        if m.get("segment") != run.segment and m.get("tool") and body and p.get("body") == body:
-            offer(f"{tool} → {m['tool']} as in {m['segment']}", m["tool"], dict(p))
+    for m in plan_entries(trial, run):
+        offer(f"{tool} → {m['tool']} as the plan has it for {m['segment']}", m["tool"],
+              _runs_here(trial, m.get("params") or {}))
     if tool != "interpolate":
         offer(f"{tool} → interpolate", "interpolate", {})
+    return out
+
+
+def _names(value) -> set[str]:
+    """Every string in a tool's parameters: the bodies, frames and joints it names."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*(_names(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_names(v) for v in value)) if value else set()
+    return set()
+
+
+def run_subjects(trial: FilmTrial, run: FailingRun) -> set[str]:
+    """The bodies and frames a failure is about, and the roots of their characters."""
+    ev, scene = run.evidence, trial.scene
+    names = {ev.get(k) for k in ("a", "b", "body") if ev.get(k)}
+    if run.check == "JointLimits" and ev.get("joint"):
+        names.add(scene.joint(ev["joint"]).child)
+    if run.check == "EventsSatisfied":
+        e = next((e for e in trial.plan.get("events", []) if e.get("id") == ev.get("event")), {})
+        names |= set(e.get("subjects", []))
+    frames = {f.name: f.body for f in scene.frames}
+    bodies = {frames.get(n, n) for n in names}
+    return names | {scene.group_root(b) for b in bodies if b in scene.body_names} - \
+        {b for b in bodies if b in scene.body_names and scene.body(b).is_static}
+
+
+def _span(trial: FilmTrial, segment: str) -> tuple[int, int] | None:
+    at = {s.get("id"): s.get("frame") for s in trial.plan.get("states", [])}
+    at.update({k: s.frame for k, s in trial.states.items()})
+    try:
+        a, b = (at.get(s) for s in parse_segment(segment))
+    except ValueError:
+        return None
+    return (int(a), int(b)) if a is not None and b is not None else None
+
+
+def plan_entries(trial: FilmTrial, run: FailingRun, most: int = 4) -> list[dict]:
+    """Other motion entries of the plan about the failure's subjects, those whose planned frames
+    overlap the failing frames (an event's whole window) first: what the project already says
+    should move these bodies here."""
+    frames = set(run.frames)
+    if run.check == "EventsSatisfied":
+        w = run.evidence.get("window") or []
+        frames |= set(range(int(w[0]), int(w[1]) + 1)) if len(w) == 2 else set()
+    subjects = run_subjects(trial, run)
+    picked = []
+    for m in trial.plan.get("motion", []) or []:
+        if m.get("segment") == run.segment or not m.get("tool") or not subjects & _names(m.get("params") or {}):
+            continue
+        span = _span(trial, m["segment"])
+        overlap = len(frames & set(range(span[0], span[1] + 1))) if span else 0
+        near = min((abs(f - (span[0] + span[1]) / 2) for f in frames), default=0) if span else 1e9
+        picked.append((-overlap, near, m))
+    return [m for _, _, m in sorted(picked, key=lambda t: t[:2])][:most]
+
+
+def _runs_here(trial: FilmTrial, params: dict) -> dict:
+    """The entry's parameters for another segment: a `from` naming a state the storyboard lacks is
+    left out (the run starts at the segment's own first state)."""
+    out = dict(params)
+    if "from" in out and out["from"] not in trial.states:
+        out.pop("from")
     return out
 
 

@@ -18,6 +18,7 @@ back the exact plan, states, reviews and tracks.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -96,10 +97,22 @@ def rejected_changes(project: Project, segment: str) -> list[list[dict]]:
     return [p.changes for p in list_proposals(project, "rejected") if p.target == f"{PREFIX}{segment}"]
 
 
+def waiting(run: FailingRun, runs: list[FailingRun]) -> str:
+    """The failing event an unmet event waits for ('must follow X, which never holds'), if any:
+    repairing X is what helps."""
+    m = re.match(r"must follow '([^']+)', which never holds", str(run.evidence.get("reason", "")))
+    if run.check != "EventsSatisfied" or not m:
+        return ""
+    return m.group(1) if any(r.evidence.get("event") == m.group(1) for r in runs) else ""
+
+
 def propose_film(project: Project, interval: tuple[int, int] | None = None, per_run: int = 2,
                  store: bool = True, trial: FilmTrial | None = None,
-                 on_event: Callable[[str], None] | None = None, state=None) -> FilmProposals:
-    """Verified proposals for the film's failing runs (inside `interval` if given).
+                 on_event: Callable[[str], None] | None = None, state=None,
+                 batch: bool = False) -> FilmProposals:
+    """Verified proposals for the film's failing runs (inside `interval` if given). For a batch
+    run, only required failures and one proposal per segment: only one can be applied before
+    the film is verified again.
 
     `state` (optional, a worker's) gets progress per run and stops the search between
     candidates when cancelled: proposals saved by then stay, the rest are not tried."""
@@ -113,10 +126,17 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
                          f"through set_plan, so correct the plan first") from None
     out = FilmProposals(runs=failing_runs(trial.base_reports, trial.segments, interval=interval,
                                           tracks=trial.base_tracks))
+    done: set[str] = set()
     for i, run in enumerate(out.runs):
         if stop_requested(state):
             break
+        if batch and (not run.required or run.segment in done):
+            continue
         report_progress(state, (i + 1) / (len(out.runs) + 1), run.label)
+        dep = waiting(run, out.runs)
+        if dep:
+            out.unsolved.append(f"{run.label}: waits for event {dep}")
+            continue
         kinds: set[str] = set()
         for kind, summary, changes in candidates(trial, run, rejected_changes(project, run.segment)):
             if stop_requested(state):
@@ -139,6 +159,7 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
                                               "basis": basis(project, changes)})
             out.proposals.append(save_proposal(project, p) if store else p)
             kinds.add(kind)
+            done.add(run.segment)
             if len(kinds) >= per_run:
                 break
         if not kinds and not stop_requested(state):

@@ -12,6 +12,7 @@ stored: the project is only read.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 
 from studio.checks.report import ADVISORY, REQUIRED, Report
@@ -83,7 +84,7 @@ def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str,
     tool, params = segment_tool(plan, segment)
     try:
         check_params(tool, params, f"{segment} {tool} params")
-        out = motion_tool(tool).author(Segment(segment, scene, a, b, plan, project.fps, project.path), params)
+        out = motion_tool(tool).author(Segment(segment, scene, a, b, plan, project.fps, project.path, states), params)
         full = complete(scene, out.tracks, a.pose, b.pose, a.frame, b.frame)
     except (MotionError, ValueError, KeyError) as e:
         raise RepairUnfit(f"segment {segment} by {tool}: {e}") from None
@@ -188,6 +189,8 @@ class FilmTrial:
                                states=self.approved)
         self.reports = self.check.verify(tracks)
         self.base_tracks, self.base_reports = self.check.tracks, self.check.reports
+        self._baked: dict[str, tuple | RepairUnfit] = {}
+        self._verified: dict[tuple, list[Report]] = {}
 
     def segment_of(self, frame: int) -> dict | None:
         return next((s for s in self.segments if s["start"] < frame < s["end"]), None)
@@ -195,30 +198,62 @@ class FilmTrial:
     def pose_at(self, frame: int) -> Pose:
         return self.tracks.pose_at(frame)
 
-    def run(self, changes: list[dict], margin: int = MARGIN) -> tuple[Tracks, list[Report], tuple[int, int]]:
-        """The film with the changes baked in memory and re-verified; the interval it re-verified."""
-        plan, touched, dropped = plan_after(self.plan, changes)
-        if self.whole:
-            touched = [s["segment"] for s in self.segments if s["segment"] not in dropped and s["segment"]
-                       not in touched] + touched
-        tracks, inserted, (lo, hi) = rebake(self.project, self.scene, plan, self.states, self.base_tracks,
-                                            changes, touched)
-        lo, hi = max(tracks.frame_start, lo - margin), min(tracks.frame_end, hi + margin)
+    def bake(self, changes: list[dict]) -> tuple[Tracks, list[tuple], tuple[int, int]]:
+        """The film with the changes baked in memory (once per distinct change: runs share candidates)."""
+        key = json.dumps(changes, sort_keys=True, default=str)
+        if key not in self._baked:
+            plan, touched, dropped = plan_after(self.plan, changes)
+            if self.whole:
+                touched = [s["segment"] for s in self.segments if s["segment"] not in dropped and s["segment"]
+                           not in touched] + touched
+            try:
+                self._baked[key] = rebake(self.project, self.scene, plan, self.states, self.base_tracks,
+                                          changes, touched)
+            except RepairUnfit as e:
+                self._baked[key] = e
+        got = self._baked[key]
+        if isinstance(got, RepairUnfit):
+            raise got
+        return got
+
+    def run(self, changes: list[dict], margin: int = MARGIN,
+            span: tuple[int, int] | None = None) -> tuple[Tracks, list[Report], tuple[int, int]]:
+        """The film with the changes baked in memory and re-verified on the frames they re-baked plus
+        a margin (or on `span` only, a first screening); the interval it re-verified."""
+        tracks, inserted, (lo, hi) = self.bake(changes)
+        lo, hi = (lo - margin, hi + margin) if span is None else span
+        lo, hi = max(tracks.frame_start, lo), min(tracks.frame_end, hi)
+        key = (json.dumps(changes, sort_keys=True, default=str), lo, hi)
+        if key in self._verified:
+            return tracks, self._verified[key], (lo, hi)
         self.check.tracks, self.check.reports = self.base_tracks, self.base_reports
         self.check.states = self.approved + inserted
         try:
             if self.whole or (lo <= tracks.frame_start and hi >= tracks.frame_end):   # nothing to keep
-                reports = FilmCheck(self.scene, self.check.meshes, plan=self.plan,
-                                    states=self.check.states).verify(tracks)
+                fresh = FilmCheck(self.scene, self.check.meshes, plan=self.plan, states=self.check.states)
+                if not self.whole:
+                    fresh.cache = self.check.cache        # unchanged relative poses are measured once
+                reports = fresh.verify(tracks)
             else:
                 reports = self.check.verify_interval(tracks, lo, hi)
         finally:
             self.check.tracks, self.check.reports, self.check.states = self.base_tracks, self.base_reports, self.approved
+        self._verified[key] = reports
         return tracks, reports, (lo, hi)
 
     def judge(self, run: FailingRun, changes: list[dict]) -> Outcome:
-        """Whether the changes remove the run's failure and add no required one, in words."""
-        tracks, after, (lo, hi) = self.run(changes)
+        """Whether the changes remove the run's failure and add no required one, in words. A candidate
+        is first screened on the run's own frames plus the margin, which costs a fraction of the
+        frames it re-baked; only one that passes there is verified on all of them."""
+        if not self.whole:
+            screen = (run.start - MARGIN, run.end + MARGIN)
+            first = self._judge(run, changes, screen)
+            if not first.ok:
+                return first
+        return self._judge(run, changes, None)
+
+    def _judge(self, run: FailingRun, changes: list[dict], span: tuple[int, int] | None) -> Outcome:
+        tracks, after, (lo, hi) = self.run(changes, span=span)
         before_f, after_f = frames_by_failure(self.base_reports), frames_by_failure(after)
         near = range(run.start - MARGIN, run.end + MARGIN + 1)
 

@@ -1,0 +1,249 @@
+"""Key states for unmet hand events: every effector an unmet grasp or reach wants at a frame,
+brought there together.
+
+The frame is the one inside the run's window that the most unmet grasp and
+reach events share (so one key serves a reach, the grasp after it and the
+other hand's grasp alike). Each effector's target is the point its event
+names: a reach's frame or body origin; for a grasp, a named frame on the
+grasped body that a reach of the same effector aims at, else the body's
+surface point nearest the effector. The chains are the ones the plan's motion
+entries declare for the effector (else the joints above it), solved by IK
+within limits; when the targets are out of reach the character's root first
+moves across the floor towards them, stopping short by a range of arm's
+lengths; and a free body may instead be brought to the effectors. Each pose
+must then pass the one-frame checks like any key state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import trimesh
+
+from studio.scene.kinematics import pose_world
+from studio.scene.meshes import body_mesh
+from studio.scene.pose import Pose
+from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik
+
+from .offline import _chain, _root_change
+
+KINDS = ("grasp", "reach")
+BACK_OFF = (0.0, 0.15, 0.3, 0.45)      # metres short of the targets the root stops, arm's lengths
+FIT = 0.5                              # share of an event's tolerance an effector may miss by
+LOWER = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)          # metres a character with declared legs may crouch
+MOST = 3                               # root moves kept (each is checked like a key state)
+
+
+@dataclass
+class Want:
+    event: str
+    kind: str
+    effector: str
+    what: str                          # the grasped body, or the reached frame or body
+    tolerance: float
+
+
+def unmet(reports, plan: dict) -> set[str]:
+    """Ids of the plan's events that EventsSatisfied finds unmet."""
+    return {e.get("event") for r in reports if r.name == "EventsSatisfied" and r.verdict == "fail"
+            for e in r.evidence}
+
+
+def wants(trial, names: set[str]) -> list[Want]:
+    """The unmet grasp and reach events whose effector is a named frame, as wants."""
+    from studio.checks.events import DEFAULT_TOL
+    frames = {f.name for f in trial.scene.frames}
+    out = []
+    for e in trial.plan.get("events", []) or []:
+        subj = list(e.get("subjects", []))
+        if e.get("id") not in names or e.get("kind") not in KINDS or len(subj) < 2 or subj[0] not in frames:
+            continue
+        tol = float((e.get("params") or {}).get("tolerance", DEFAULT_TOL[e["kind"]]))
+        out.append(Want(e["id"], e["kind"], subj[0], subj[1], tol))
+    return out
+
+
+def shared_frame(plan: dict, ids: list[str], lo: int, hi: int, prefer: int) -> tuple[int, list[str]]:
+    """The frame in lo..hi inside the most of the events' windows (nearest `prefer` on a tie)."""
+    windows = {e["id"]: e.get("window") for e in plan.get("events", []) or [] if e.get("id") in ids}
+    best, cover = prefer, []
+    for f in range(lo, hi + 1):
+        here = [i for i, w in windows.items() if w and len(w) == 2 and int(w[0]) <= f <= int(w[1])]
+        if len(here) > len(cover) or (len(here) == len(cover) and abs(f - prefer) < abs(best - prefer)):
+            best, cover = f, here
+    return best, cover
+
+
+def declared_chain(plan: dict, effector: str) -> list[str]:
+    """The joints a plan motion entry declares for the effector (the first that does)."""
+    def walk(v):
+        if isinstance(v, dict):
+            if v.get("frame") == effector and isinstance(v.get("joints"), list):
+                return list(v["joints"])
+            for x in v.values():
+                got = walk(x)
+                if got:
+                    return got
+        elif isinstance(v, list):
+            for x in v:
+                got = walk(x)
+                if got:
+                    return got
+        return None
+    for m in plan.get("motion", []) or []:
+        got = walk(m.get("params") or {})
+        if got:
+            return got
+    return []
+
+
+def declared_legs(plan: dict, root: str) -> dict:
+    """The legs a plan motion entry declares for the character's root ({"root", "legs"}), if any."""
+    def walk(v):
+        if isinstance(v, dict):
+            if v.get("root") == root and isinstance(v.get("legs"), list):
+                return {"root": root, "legs": v["legs"]}
+            for x in v.values():
+                got = walk(x)
+                if got:
+                    return got
+        elif isinstance(v, list):
+            for x in v:
+                got = walk(x)
+                if got:
+                    return got
+        return None
+    for m in plan.get("motion", []) or []:
+        got = walk(m.get("params") or {})
+        if got:
+            return got
+    return {}
+
+
+def _moved(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict) -> tuple[Pose, dict] | None:
+    """The pose with the root moved by delta and, with declared legs, the feet planted again where
+    they stood (shifted across the floor with the root)."""
+    change = _root_change(pose, root, delta)
+    moved = pose.copy()
+    moved.roots[root] = change["to"]
+    if legs:
+        from studio.timeline.motion.walk import legs_of, sole_placements
+        from studio.timeline.walk import place_feet
+        try:
+            each = legs_of(trial.scene, legs, "repair")
+        except ValueError:
+            return None
+        feet = {k: v + np.array([delta[0], delta[1], 0.0, 0.0]) for k, v in
+                sole_placements(trial.scene, pose, each).items()}
+        moved, err = place_feet(trial.scene, moved, {leg.name: (leg.joints, leg.sole) for leg in each}, feet, 60)
+        if err > 0.003:
+            return None
+    return moved, change
+
+
+def _targets(trial, pose: Pose, ws: list[Want]) -> dict[str, np.ndarray]:
+    """Per effector, where its events want it in this pose."""
+    scene = trial.scene
+    frames = {f.name for f in scene.frames}
+    world = pose_world(scene, pose)
+    reached = {w.effector: w.what for w in ws if w.kind == "reach" and w.what in frames}
+    out: dict[str, np.ndarray] = {}
+    for w in sorted(ws, key=lambda w: w.kind != "reach"):
+        if w.effector in out:
+            continue
+        if w.kind == "reach":
+            out[w.effector] = (frame_pose(scene, pose, w.what)[:3, 3] if w.what in frames
+                               else world[w.what][:3, 3])
+            continue
+        aim = reached.get(w.effector)
+        if aim is not None and scene.frame(aim).body == w.what:
+            out[w.effector] = frame_pose(scene, pose, aim)[:3, 3]
+            continue
+        m = body_mesh(scene.body(w.what), trial.project.path).copy()
+        m.apply_transform(world[w.what])
+        here = frame_pose(scene, pose, w.effector)[:3, 3]
+        out[w.effector] = trimesh.proximity.closest_point(m, here[None])[0][0]
+    return out
+
+
+def _reach(trial, pose: Pose, ws: list[Want], chains: list[str]) -> tuple[Pose, float] | None:
+    targets = _targets(trial, pose, ws)
+    try:
+        return solve_ik(trial.scene, pose, chains, [Goal(e, t) for e, t in targets.items()], 200)
+    except IKError:
+        return None
+
+
+def key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]]:
+    """Poses with every wanted effector at its target: by IK, by moving the root then IK, or by
+    bringing a free grasped body to the effectors."""
+    if not ws:
+        return []
+    scene = trial.scene
+    effs = list(dict.fromkeys(w.effector for w in ws))
+    tol = min(w.tolerance for w in ws) * FIT
+    chains = list(dict.fromkeys(j for e in effs for j in
+                                (declared_chain(trial.plan, e) or _chain(scene, scene.frame(e).body, "", 8))))
+    names = ", ".join(effs)
+    what = ", ".join(dict.fromkeys(w.what for w in ws))
+    out = []
+
+    def joints(solved: Pose) -> list[dict]:
+        return [{"kind": "joint", "name": n, "from": pose.joints[n], "to": solved.joints[n]}
+                for n in chains if solved.joints[n] != pose.joints[n]]
+    if chains:
+        got = _reach(trial, pose, ws, chains)
+        if got and got[1] <= tol:
+            out.append((f"bring {names} to {what} by IK on {', '.join(chains)} ({got[1] * 1000:.1f} mm off)",
+                         joints(got[0])))
+    root = scene.group_root(scene.frame(effs[0]).body)
+    if chains and not scene.body(root).is_static and all(scene.group_root(scene.frame(e).body) == root
+                                                         for e in effs):
+        legs = declared_legs(trial.plan, root)
+        leg_joints = {j for leg in legs.get("legs", []) for j in leg.get("joints", [])}
+        targets = _targets(trial, pose, ws)
+        here = np.array([frame_pose(scene, pose, e)[:3, 3] for e in targets])
+        gap = np.mean(np.array(list(targets.values())) - here, axis=0)
+        flat = np.array([gap[0], gap[1], 0.0])
+        dist = float(np.linalg.norm(flat))
+        found = 0
+        for back in BACK_OFF:
+            for drop in (LOWER if legs else (0.0,)):
+                if found >= MOST or (dist <= back and back > 0):
+                    continue
+                delta = (flat * (dist - back) / dist if dist > back else np.zeros(3)) + [0.0, 0.0, -drop]
+                got = _moved(trial, pose, root, delta, legs)
+                if got is None:
+                    continue
+                moved, change = got
+                solved = _reach(trial, moved, ws, chains)
+                if solved and solved[1] <= tol:
+                    found += 1
+                    planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
+                               for n in sorted(leg_joints) if n not in chains and moved.joints[n] != pose.joints[n]]
+                    out.append((f"move {root} {np.linalg.norm(delta):.2f} m towards {what}"
+                                + (f" ({drop * 100:.0f} cm lower, feet planted)" if drop else "")
+                                + f" and bring {names} to it by IK ({solved[1] * 1000:.1f} mm off)",
+                                [change] + planted + joints(solved[0])))
+    for body in dict.fromkeys(w.what for w in ws if w.kind == "grasp"):
+        if scene.body(body).is_static or scene.group_root(body) == root:
+            continue
+        held = [w for w in ws if w.kind == "grasp" and w.what == body]
+        targets = _targets(trial, pose, held)
+        world = pose_world(scene, pose)
+        here = np.array([frame_pose(scene, pose, w.effector)[:3, 3] for w in held])
+        delta = np.mean(here - np.array([targets[w.effector] for w in held]), axis=0)
+        away = np.zeros(3)               # off the effector's own body, still within the grasp's reach
+        for w in held:
+            b = scene.frame(w.effector).body
+            centre = world[b][:3, :3] @ body_mesh(scene.body(b), trial.project.path).centroid + world[b][:3, 3]
+            v = frame_pose(scene, pose, w.effector)[:3, 3] - centre
+            away += v / max(np.linalg.norm(v), 1e-9)
+        away /= max(np.linalg.norm(away), 1e-9)
+        for k in (0.0, 0.4, 0.8):
+            step = delta + away * k * tol * 2 * FIT
+            out.append((f"bring {body} {np.linalg.norm(step) * 1000:.0f} mm to "
+                        f"{', '.join(w.effector for w in held)}" + (f", {k * tol * 2 * FIT * 1000:.0f} mm off "
+                                                                    f"their bodies" if k else ""),
+                        [_root_change(pose, scene.group_root(body), step)]))
+    return out
