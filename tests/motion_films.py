@@ -182,19 +182,21 @@ def glide_film(path) -> Project:
     return jamb_film(path, "glide", {"segment": "out..in", "tool": "glide", "params": {"body": "crate"}})
 
 
-def step_film(path, height: float = 0.04, at: float = 0.6) -> Project:
-    """The robot walks 1.2 m along +x over a sill `height` high and 10 cm deep at x = 0.6, with the walk
-    tool's default 5 cm step height: a foot sweeps through the sill's top (the tool passes the sill,
-    being lower than its step height plus a centimetre)."""
+def step_film(path, height: float = 0.04) -> Project:
+    """The robot walks 1.2 m along +x with 30 cm steps across a staggered step: a block `height` high
+    and 4 cm deep in each foot's track, where that foot swings (x 0.5 on the right, 0.65 on the left).
+    The walk tool lets it cross them (lower than its 5 cm step height plus a centimetre), and each
+    foot's swing sweeps through its block's top."""
     from motion_scenes import ROBOT_LEGS, robot_scene, robot_standing
 
     from studio.scene.io import save_scene
     from studio.scene.ir import Scene
     project = Project.create(path, name="step", fps=24, frame_start=A)
     d = robot_scene().to_dict()
-    d["bodies"].append({"name": "sill", "kind": "static", "flags": ["static"], "mass": 0,
-                        "geometry": {"size": [0.1, 1.0, height], "offset": {"position": [0, 0, height / 2]}}})
-    d["rest"]["sill"] = [at, 0, 0, 1, 0, 0, 0]
+    for name, x, y in (("step_r", 0.5, -0.09), ("step_l", 0.65, 0.09)):
+        d["bodies"].append({"name": name, "kind": "static", "flags": ["static"], "mass": 0,
+                            "geometry": {"size": [0.04, 0.12, height], "offset": {"position": [0, 0, height / 2]}}})
+        d["rest"][name] = [x, y, 0, 1, 0, 0, 0]
     d["cameras"] = [{"name": "cam", "position": [4, -4, 2.5], "target": [0.6, 0, 0.4], "resolution": [160, 96]}]
     scene = Scene.from_dict(d)
     save_scene(project, scene)
@@ -208,8 +210,7 @@ def step_film(path, height: float = 0.04, at: float = 0.6) -> Project:
     for sid, frame, x in (("here", A, 0.0), ("there", end, 1.2)):
         pose = robot_standing(scene, x)
         box.call("set_state", {"state": sid, "frame": frame, "shot": "wide", "description": sid,
-                               "roots": {k: list(v) for k, v in pose.roots.items() if k == "pelvis"},
-                               "joints": dict(pose.joints)})
+                               "roots": {"pelvis": list(pose.roots["pelvis"])}, "joints": dict(pose.joints)})
         box.call("run_verifiers", {"state": sid})
         box.call("review_state", {"state": sid, "verdict": "approve", "note": "as planned"})
     box.call("author_segment", {"segment": "here..there"})

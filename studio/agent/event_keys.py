@@ -32,6 +32,7 @@ BACK_OFF = (0.0, 0.15, 0.3, 0.45)      # metres short of the targets the root st
 FIT = 0.5                              # share of an event's tolerance an effector may miss by
 LOWER = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)          # metres a character with declared legs may crouch
 MOST = 3                               # root moves kept (each is checked like a key state)
+STANDOFFS = (None, np.array([0.0, 0.0, 0.6]))   # a grasp's hand on the surface, or above it by 0.6 tolerance
 
 
 @dataclass
@@ -141,8 +142,9 @@ def _moved(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict) -> tuple
     return moved, change
 
 
-def _targets(trial, pose: Pose, ws: list[Want]) -> dict[str, np.ndarray]:
-    """Per effector, where its events want it in this pose."""
+def _targets(trial, pose: Pose, ws: list[Want], standoff: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per effector, where its events want it in this pose (a grasp's surface point moved by
+    `standoff` times its tolerance: off the surface, clear of what the body rests on)."""
     scene = trial.scene
     frames = {f.name for f in scene.frames}
     world = pose_world(scene, pose)
@@ -162,23 +164,53 @@ def _targets(trial, pose: Pose, ws: list[Want]) -> dict[str, np.ndarray]:
         m = body_mesh(scene.body(w.what), trial.project.path).copy()
         m.apply_transform(world[w.what])
         here = frame_pose(scene, pose, w.effector)[:3, 3]
-        out[w.effector] = trimesh.proximity.closest_point(m, here[None])[0][0]
+        out[w.effector] = trimesh.proximity.closest_point(m, here[None])[0][0] + \
+            (0.0 if standoff is None else standoff * w.tolerance)
     return out
 
 
-def _reach(trial, pose: Pose, ws: list[Want], chains: list[str]) -> tuple[Pose, float] | None:
-    targets = _targets(trial, pose, ws)
+def _reach(trial, pose: Pose, ws: list[Want], chains: list[str],
+           standoff: np.ndarray | None = None) -> tuple[Pose, float] | None:
+    targets = _targets(trial, pose, ws, standoff)
     try:
         return solve_ik(trial.scene, pose, chains, [Goal(e, t) for e, t in targets.items()], 200)
     except IKError:
         return None
 
 
-def key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]]:
+def resting(trial, pose: Pose, ws: list[Want], before: Pose | None) -> tuple[Pose, list[dict]]:
+    """The pose with each free body a grasp wants still where the state before has it (nothing has
+    picked it up yet), and those changes."""
+    if before is None:
+        return pose, []
+    scene, out, changes = trial.scene, pose.copy(), []
+    for body in dict.fromkeys(w.what for w in ws if w.kind == "grasp"):
+        root = scene.group_root(body)
+        if scene.body(root).is_static or list(before.roots[root]) == list(pose.roots[root]):
+            continue
+        changes.append({"kind": "root", "name": root, "from": list(map(float, pose.roots[root])),
+                        "to": [float(v) for v in before.roots[root]]})
+        out.roots[root] = changes[-1]["to"]
+    return out, changes
+
+
+def key_poses(trial, pose: Pose, ws: list[Want], before: Pose | None = None) -> list[tuple[str, list[dict]]]:
     """Poses with every wanted effector at its target: by IK, by moving the root then IK, or by
-    bringing a free grasped body to the effectors."""
+    bringing a free grasped body to the effectors. With `before` (the pose of the state that opens
+    the segment), a grasped body is first put back where it rests there."""
     if not ws:
         return []
+    start, put_back = resting(trial, pose, ws, before)
+    out = []
+    for summary, changes in _key_poses(trial, start, ws):
+        touched = {c["name"] for c in changes if c["kind"] == "root"}
+        kept = [c for c in put_back if c["name"] not in touched]
+        out.append(((f"{summary}, " + ", ".join(f"{c['name']} left where it rests" for c in kept)) if kept
+                    else summary, kept + changes))
+    return out
+
+
+def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]]:
     scene = trial.scene
     effs = list(dict.fromkeys(w.effector for w in ws))
     tol = min(w.tolerance for w in ws) * FIT
@@ -216,7 +248,10 @@ def key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]]
                 if got is None:
                     continue
                 moved, change = got
-                solved = _reach(trial, moved, ws, chains)
+                for lift in STANDOFFS:
+                    solved = _reach(trial, moved, ws, chains, lift)
+                    if solved and solved[1] <= tol:
+                        break
                 if solved and solved[1] <= tol:
                     found += 1
                     planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}

@@ -73,8 +73,10 @@ def _state_id(trial: FilmTrial, frame: int) -> str:
 
 
 # ---- poses for a key state -------------------------------------------------
-def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
-    """Move the body clear of the other along each world axis (around an obstacle, over a step)."""
+def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict, also: tuple[str, ...] = (),
+                      planar: bool = False) -> list[tuple[str, list[dict]]]:
+    """Move the body (and `also`, other bodies of its character meeting the same obstacle) clear of
+    the other along each world axis (around an obstacle, over a step; `planar`: across the floor)."""
     picked = _mover(trial.scene, ev["a"], ev["b"])
     if picked is None:
         return []
@@ -82,12 +84,12 @@ def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str,
     other = ev["b"] if body == ev["a"] else ev["a"]
     root = trial.scene.group_root(body)
     world = pose_world(trial.scene, pose)
-    mine = _world_vertices(trial.project, trial.scene, world, body)
+    mine = np.concatenate([_world_vertices(trial.project, trial.scene, world, b) for b in (body, *also)])
     theirs = _world_vertices(trial.project, trial.scene, world, other)
     out = []
     for axis in np.eye(3).tolist() + (-np.eye(3)).tolist():
         ax = np.asarray(axis)
-        if ax[2] < 0:
+        if ax[2] < 0 or (planar and ax[2] > 0):
             continue
         clear = float((theirs @ ax).max() - (mine @ ax).min())
         for extra in CLEARANCES:                 # the in-betweens either side need room too
@@ -139,7 +141,11 @@ def key_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
     sid = _state_id(trial, frame)
     ends = _ends(trial, run.segment)
     out = []
-    poses = (event_keys.key_poses(trial, pose, event_wants(trial, run, frame))
+    a, _ = parse_segment(run.segment)
+    opening = trial.states.get(a)
+    first = opening.pose if opening else trial.pose_at(next(s["start"] for s in trial.segments
+                                                            if s["segment"] == run.segment)).completed(trial.scene)
+    poses = (event_keys.key_poses(trial, pose, event_wants(trial, run, frame), first)
              if run.check == "EventsSatisfied" else key_poses(trial, run, pose))
     for summary, changes in poses:
         try:
@@ -189,30 +195,91 @@ def param_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
                 if v > cur:
                     offer(f"later release: begin {cur:g} → {v:g}", dict(params, begin=v))
     if run.check == "NoPenetration":
-        if "waypoints" in props:
+        walk_props, walk, put = _walk_part(props, params)
+        if "waypoints" in walk_props:
             pose = trial.pose_at(run.worst).completed(trial.scene)
-            for summary, changes in detour_candidates(trial, pose, run.evidence)[:4]:
+            also = tuple(n for k in trial.siblings(run) for n in k[1:] if not trial.scene.body(n).is_static)
+            facing = walk_props.get("facing", {}).get("enum", [])
+            a, b = (trial.states.get(s) for s in parse_segment(run.segment))
+            for summary, changes in _across(detour_candidates(trial, pose, run.evidence, also, planar=True), a, b)[:4]:
                 to = changes[0]["to"]
-                a, b = (trial.states.get(s) for s in parse_segment(run.segment))
                 u = (run.worst - a.frame) / max(b.frame - a.frame, 1) if a and b else 0.5
-                pts = list(params.get("waypoints", []))
+                pts = list(walk.get("waypoints", []))
                 at = min(len(pts), int(round(u * (len(pts) + 1))))
-                offer(f"via-point ({to[0]:.2f}, {to[1]:.2f}) at {run.worst}: {summary}",
-                      dict(params, waypoints=pts[:at] + [[round(to[0], 4), round(to[1], 4)]] + pts[at:]))
-        if "step_height" in props:
-            cur = float(params.get("step_height", 0.05))
-            pose = trial.pose_at(run.worst).completed(trial.scene)
-            other = run.evidence["b"] if trial.scene.body(run.evidence["a"]).is_static is False else run.evidence["a"]
-            top = float(_world_vertices(trial.project, trial.scene, pose_world(trial.scene, pose), other)[:, 2].max())
-            for v in sorted({round(top + 0.005, 4), round(top + 0.01, 4), round(cur * 1.5, 4), round(cur * 2.0, 4)}):
-                if cur < v <= float(props["step_height"].get("maximum", 1.0)):
-                    offer(f"higher steps: step_height {cur:g} → {v:g} (the top of {other} is at {top:.3f} m)",
-                          dict(params, step_height=v))
+                via = dict(walk, waypoints=pts[:at] + [[round(to[0], 4), round(to[1], 4)]] + pts[at:])
+                offer(f"via-point ({to[0]:.2f}, {to[1]:.2f}) at {run.worst}: {summary}", put(via))
+                if "path" in facing and walk.get("facing") != "path":
+                    offer(f"via-point ({to[0]:.2f}, {to[1]:.2f}) at {run.worst}, facing the path: {summary}",
+                          put(dict(via, facing="path")))
+        out += [("params", f"{run.segment} {tool}: {summary}", ends + [
+            {"kind": "segment", "segment": run.segment, "tool": tool, "params": new,
+             "from": {"tool": tool, "params": params}}]) for summary, new in step_candidates(trial, run, props, params)]
         rot = props.get("rotation", {}).get("enum")
         if rot:
             for v in rot:
                 if v != params.get("rotation", rot[0]):
                     offer(f"rotation {params.get('rotation', rot[0])} → {v}", dict(params, rotation=v))
+    return out
+
+
+LENGTHS = (0.8, 1.2, 0.9, 1.1, 0.7, 1.3)     # step lengths tried, as shares of the walk's own
+
+
+def _across(detours: list, a, b) -> list:
+    """The detours that step aside from the way the root travels between the states (a via-point
+    along the way changes nothing)."""
+    if a is None or b is None or not detours:
+        return detours
+    root = detours[0][1][0]["name"]
+    way = np.asarray(b.pose.roots[root][:2], float) - np.asarray(a.pose.roots[root][:2], float)
+    if np.linalg.norm(way) < 1e-6:
+        return detours
+    way /= np.linalg.norm(way)
+    return [d for d in detours if abs(np.dot(np.asarray(d[1][0]["to"][:2]) - d[1][0]["from"][:2], way)) <
+            0.5 * np.linalg.norm(np.asarray(d[1][0]["to"][:2]) - d[1][0]["from"][:2])]
+
+
+def _walk_part(props: dict, params: dict):
+    """The walk's schema properties and parameters (the tool's own, or its `walk` object) and how
+    to put edited walk parameters back."""
+    if "walk" in props and "walk" in params and "step_length" not in props:
+        return (props["walk"].get("properties", {}), dict(params["walk"]),
+                lambda walk: dict(params, walk=walk))
+    return props, dict(params), lambda walk: walk
+
+
+def step_candidates(trial: FilmTrial, run: FailingRun, props: dict, params: dict) -> list[tuple[str, dict]]:
+    """For a walk (the tool's own parameters or its `walk` object) whose feet meet a static body:
+    higher steps over its top for every leg at once, and other step lengths so the feet land
+    clear of it, alone and together."""
+    walk_props, walk, put = _walk_part(props, params)
+    if "step_height" not in walk_props and "step_length" not in walk_props:
+        return []
+    a, b = run.evidence["a"], run.evidence["b"]
+    other = b if not trial.scene.body(a).is_static else a
+    if not trial.scene.body(other).is_static:
+        return []
+    pose = trial.pose_at(run.worst).completed(trial.scene)
+    top = float(_world_vertices(trial.project, trial.scene, pose_world(trial.scene, pose), other)[:, 2].max())
+    h0 = float(walk.get("step_height", 0.05))
+    hmax = float(walk_props.get("step_height", {}).get("maximum", 1.0))
+    heights = [v for v in sorted({round(top + 0.005, 4), round(top + 0.01, 4), round(top + 0.02, 4),
+                                  round(h0 * 1.5, 4), round(h0 * 2.0, 4)}) if h0 < v <= hmax]
+    l0 = float(walk.get("step_length", 0.35))
+    lmax = float(walk_props.get("step_length", {}).get("maximum", 3.0))
+    lengths = [round(l0 * k, 4) for k in LENGTHS if 0 < l0 * k <= lmax] if "step_length" in walk_props else []
+    tried = [(h0, v) for v in lengths] + [(v, l0) for v in heights] + \
+        [(h, v) for v in lengths for h in heights[:2]]
+    out = []
+    for h, v in tried:
+        new = dict(walk, step_height=h) if h != h0 else dict(walk)
+        if v != l0:
+            new["step_length"] = v
+        what = ", ".join(w for w in ((f"step_height {h0:g} → {h:g} (the top of {other} is at {top:.3f} m)"
+                                      if h != h0 else ""), (f"step_length {l0:g} → {v:g}" if v != l0 else "")) if w)
+        kind = "higher steps" if h != h0 and v == l0 else ("feet landing clear of " + other if h == h0
+                                                           else "higher steps landing clear of " + other)
+        out.append((f"{kind} for every leg: {what}", put(new)))
     return out
 
 

@@ -100,7 +100,7 @@ def rejected_changes(project: Project, segment: str) -> list[list[dict]]:
 def waiting(run: FailingRun, runs: list[FailingRun]) -> str:
     """The failing event an unmet event waits for ('must follow X, which never holds'), if any:
     repairing X is what helps."""
-    m = re.match(r"must follow '([^']+)', which never holds", str(run.evidence.get("reason", "")))
+    m = re.match(r"(?:must follow )?'([^']+)',? (?:which )?never holds", str(run.evidence.get("reason", "")))
     if run.check != "EventsSatisfied" or not m:
         return ""
     return m.group(1) if any(r.evidence.get("event") == m.group(1) for r in runs) else ""

@@ -270,6 +270,9 @@ class FilmTrial:
         new_keys = {k: inside(after_f[k], window) for k in others if k in after_f and k not in before_f}
         for key in failures(after, REQUIRED) - failures(self.base_reports, REQUIRED) - {run.key}:
             new_keys.setdefault(key, [])
+        together = self.siblings(run) if not any(c["kind"] == "insert_state" and c.get("split")
+                                                  for c in changes) else []
+        along = {k: (inside(before_f.get(k, {}), window), inside(after_f.get(k, {}), window)) for k in together}
         noun = NOUN.get(run.check, "unmet-event")
         if run.check == "EventsSatisfied":
             words = [f"meets event {run.evidence.get('event')}" if not now else
@@ -278,6 +281,9 @@ class FilmTrial:
             words = [f"removes {len(was) - len(now)} {noun} frames at {_span(was)}" if was else "removes none"]
             if now:
                 words[0] += f" ({len(now)} left at {_span(now)})"
+            for k, (b4, af) in sorted(along.items()):
+                words[0] += (f" and {len(b4) - len(af)} of {_name(k)[len(run.check) + 1:]} at {_span(b4)}" if b4 else "")
+                words[0] += f" ({len(af)} left at {_span(af)})" if af else ""
         if new_keys:
             words.append("adds " + "; ".join(_name(k) + (f" at {_span(v)}" if v else "")
                                              for k, v in sorted(new_keys.items())))
@@ -291,9 +297,31 @@ class FilmTrial:
         if now_other > was_other and not added:
             added[("frames",)] = list(range(now_other - was_other))
         words += self._advisory(after, run, (lo, hi))
-        ok = not now and not added
+        ok = not now and not added and not any(af for _, af in along.values())
         return Outcome(ok, "; ".join(words), (lo, hi), len(was) - len(now),
                        sum(max(1, len(v)) for v in added.values()), after, tracks)
+
+    def siblings(self, run: FailingRun) -> list[tuple]:
+        """Other bodies of the same character meeting the same static body in the same segment
+        (both feet on one step): a change to the whole segment must clear them all."""
+        if run.check != "NoPenetration":
+            return []
+        a, b = run.evidence.get("a"), run.evidence.get("b")
+        scene = self.scene
+        fixed = [n for n in (a, b) if scene.body(n).is_static]
+        movers = [n for n in (a, b) if not scene.body(n).is_static]
+        if len(fixed) != 1 or len(movers) != 1:
+            return []
+        group = scene.group_root(movers[0])
+        row = next((s for s in self.segments if s["segment"] == run.segment), None)
+        out = []
+        for key, per in frames_by_failure(self.base_reports, ("NoPenetration",)).items():
+            if key == run.key or fixed[0] not in key[1:]:
+                continue
+            other = next(n for n in key[1:] if n != fixed[0])
+            if scene.group_root(other) == group and row and any(row["start"] < f < row["end"] for f in per):
+                out.append(key)
+        return out
 
     def _advisory(self, after: list[Report], run: FailingRun, span: tuple[int, int]) -> list[str]:
         """How the advisory checks moved on the interval (floating frames, slip, margin)."""
