@@ -5,11 +5,15 @@ candidate (the baseline), side by side on fresh copies of the same projects.
 
 Films: a long one (SEGMENTS interpolated segments of a crate through a
 doorway and CRATES other crates circling clear of it; one segment's path
-clips a jamb) and single-pass baselines (examples/baseline.py on a
-three-state passage flown straight through the wall, built through the tool
-layer with signed reviews as tests/motion_films.py does, and on the marble run
-example rebuilt from its scene and story).
-Run: .venv/bin/python bench/bench_repair_motion.py [SEGMENTS] [CRATES]
+clips a jamb), the single-pass baseline of a three-state passage flown
+straight through the wall (examples/baseline.py, built through the tool layer
+with signed reviews as tests/motion_films.py does), and copies of the
+committed single-pass baselines named in BASELINES (default: crates,
+dog_paper, marble_run, doorway). Each is taken through the batch loop
+(`--until-pass --approve-verified`, at most ROUNDS rounds) in both modes; a
+film that does not pass within them says so ("passes no").
+Run: .venv/bin/python bench/bench_repair_motion.py [SEGMENTS] [CRATES] [BASELINES] [ROUNDS]
+     e.g. bench/bench_repair_motion.py 20 8 crates,doorway 12
 """
 from __future__ import annotations
 
@@ -70,18 +74,24 @@ def baseline_film(path: Path) -> Path:
     return single_pass(path.parent / "passage", path)
 
 
-def example_baseline(name: str, path: Path) -> Path:
-    """An example film rebuilt from its scene and story (no renders), then its single-pass baseline."""
-    from studio.examples.pipeline import run_pipeline
-    run_pipeline(name, path.parent / "film", render=False)
-    return single_pass(path.parent / "film", path)
+def committed_baseline(name: str, path: Path) -> Path:
+    """A copy of the committed single-pass baseline of an example."""
+    shutil.copytree(ROOT / "projects" / f"{name}-single-pass", path)
+    return path
+
+
+def _copy(src: Path, dst: Path) -> None:
+    """A copy of the project, with reviewer keys of its own (copies share the project's id, and a
+    signer remembers how far it signed each project's log)."""
+    shutil.copytree(src, dst)
+    os.environ["XDG_CONFIG_HOME"] = str(dst.parent / f"config-{dst.name}")
 
 
 def proposals_per_second(src: Path, work: Path, whole: bool) -> tuple[float, float, int, int, float]:
     """Proposals and candidates verified per second once the film is verified (that first
     verification, the same in both modes, is timed apart)."""
     dst = work / ("whole" if whole else "interval")
-    shutil.copytree(src, dst)
+    _copy(src, dst)
     with Project.open(dst) as project:
         t0 = time.perf_counter()
         trial = FilmTrial(project, whole=whole)
@@ -91,27 +101,30 @@ def proposals_per_second(src: Path, work: Path, whole: bool) -> tuple[float, flo
     return len(made.proposals) / dt, made.tried / dt, len(made.proposals), made.tried, t1 - t0
 
 
-def time_to_pass(src: Path, work: Path, whole: bool) -> tuple[float, int, int, bool]:
+def time_to_pass(src: Path, work: Path, whole: bool, rounds: int) -> tuple[float, int, int, bool]:
     dst = work / ("pass-whole" if whole else "pass-interval")
-    shutil.copytree(src, dst)
+    _copy(src, dst)
     with Project.open(dst) as project:
         t0 = time.perf_counter()
-        result = repair_film(project, until_pass=True, approve_verified=True, max_rounds=8, whole=whole)
+        result = repair_film(project, until_pass=True, approve_verified=True, max_rounds=rounds, whole=whole)
         dt = time.perf_counter() - t0
-    return dt, len(result.rounds), result.proposals, result.passing
+    return dt, len(result.rounds), result.applied, result.passing
 
 
 def main() -> None:
     segments = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     crates = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    baselines = sys.argv[3].split(",") if len(sys.argv) > 3 else ["crates", "dog_paper", "marble_run", "doorway"]
+    rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 12
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")      # reviewer keys of this run only
         films = {f"long ({segments} segments, {crates + 1} moving bodies)": long_film(tmp / "long", segments, crates),
-                 "single-pass baseline (passage)": baseline_film(tmp / "base" / "baseline"),
-                 "single-pass baseline (marble_run example)": example_baseline("marble_run", tmp / "marble" / "base")}
+                 "single-pass baseline (passage)": baseline_film(tmp / "base" / "baseline")}
+        for name in baselines:
+            films[f"single-pass baseline ({name}, committed)"] = committed_baseline(name, tmp / name / "base")
         print(f"{'film':<44} {'mode':<9} {'verify s':>8} {'proposals':>9} {'tried':>6} {'prop/s':>8} "
-              f"{'tried/s':>8} {'to pass s':>10} {'rounds':>6} {'passes':>6}")
+              f"{'tried/s':>8} {'to pass s':>10} {'rounds':>6} {'applied':>7} {'passes':>6}")
         for name, src in films.items():
             figures = {}
             for whole in (False, True):
@@ -119,13 +132,13 @@ def main() -> None:
                 work = tmp / "runs" / f"{len(figures)}-{name.split()[0]}-{name.split()[-1]}" / mode
                 work.mkdir(parents=True)
                 pps, tps, n, tried, setup = proposals_per_second(src, work, whole)
-                secs, rounds, _, passing = time_to_pass(src, work, whole)
+                secs, done, applied, passing = time_to_pass(src, work, whole, rounds)
                 figures[mode] = (pps, secs)
                 print(f"{name:<44} {mode:<9} {setup:>8.2f} {n:>9} {tried:>6} {pps:>8.2f} {tps:>8.2f} {secs:>10.2f} "
-                      f"{rounds:>6} {'yes' if passing else 'no':>6}")
+                      f"{done:>6} {applied:>7} {'yes' if passing else 'no':>6}", flush=True)
             print(f"{'':<44} ratio     proposals/s x{figures['interval'][0] / max(figures['whole'][0], 1e-9):.1f}, "
                   f"time to pass x{figures['whole'][1] / max(figures['interval'][1], 1e-9):.1f} "
-                  f"(interval over whole film)")
+                  f"(interval over whole film)", flush=True)
 
 
 if __name__ == "__main__":

@@ -58,3 +58,41 @@ def test_the_marble_runs_single_pass_baseline_is_repaired_until_it_passes(tmp_pa
     with Project.open(base) as project:
         assert not failing_required(verify_film(project))
         assert {r.reviewer for r in list_reviews(project)} == {"batch"}
+
+
+def _committed_baseline_passes(tmp_path, name: str, failing: list[str]) -> str:
+    base = tmp_path / "baseline"
+    shutil.copytree(ROOT / "projects" / f"{name}-single-pass", base)
+    with Project.open(base) as project:
+        assert failing_required(verify_film(project)) == failing and not list_reviews(project)
+    code = main(["agent", "repair", str(base), "--film", "--offline", "--until-pass", "--approve-verified",
+                 "--max-rounds", "4"])
+    return code
+
+
+def test_the_crates_single_pass_baseline_is_switched_to_the_plans_simulation_until_it_passes(tmp_path, capsys):
+    """The committed baseline flies the ball and crates straight from the first state to the last;
+    the plan simulates them, and its unmet contact event asks for that tool on the segment."""
+    code = _committed_baseline_passes(tmp_path, "crates", ["NoPenetration: fail", "EventsSatisfied: fail"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert re.search(r"#1 \[applied\] film:rolling..at_rest EventsSatisfied \(offline\): rolling..at_rest: "
+                     r"interpolate → simulate as the plan has it for rolling..falling — meets event ball_hits_crate", out)
+    assert re.search(r"^1 round\(s\), 1 proposal\(s\), 1 applied; required checks pass", out, re.M)
+    with Project.open(tmp_path / "baseline") as project:
+        assert not failing_required(verify_film(project))
+        assert [(s["segment"], s["tool"]) for s in list_segments(project)] == [("rolling..at_rest", "simulate")]
+
+
+def test_the_dogs_single_pass_baseline_gets_its_grasp_by_a_key_state_until_it_passes(tmp_path, capsys):
+    """The committed baseline never brings the mouth to the newspaper; a key state inside the grasp's
+    window does, and the events after it follow."""
+    code = _committed_baseline_passes(tmp_path, "dog_paper", ["EventsSatisfied: fail"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert re.search(r"film:stand..release EventsSatisfied \(offline\): insert key state key_10(2[89]|3[012]) at "
+                     r"10\d\d: .* — meets event picks_up; adds none", out)
+    with Project.open(tmp_path / "baseline") as project:
+        assert not failing_required(verify_film(project))
+        assert len(list_segments(project)) == 2
+        assert {r.reviewer for r in list_reviews(project)} == {"batch"}

@@ -275,3 +275,19 @@ def test_cli_film_with_a_model_checks_its_proposals_like_the_rules(tmp_path, mon
     with Project.open(tmp_path / "jamb") as project:
         assert b"sk-test-film-repair" not in (tmp_path / "jamb" / "studio.db").read_bytes()
         assert [s["action"] for s in list_steps(project)] == ["propose motion repairs"]
+
+
+def test_a_walk_whose_feet_cross_a_step_gets_higher_steps_for_both_feet(tmp_path):
+    from motion_films import step_film
+    project = step_film(tmp_path / "step", height=0.055)
+    pen = _verdicts(project)["NoPenetration"]
+    assert pen.verdict == "fail" and {tuple(sorted((e["a"], e["b"]))) for e in pen.evidence} == \
+        {("foot_r", "step_r"), ("foot_l", "step_l")}
+    made = propose_film(project, batch=True)
+    p = made.proposals[0]
+    change = p.changes[-1]
+    assert change["kind"] == "segment" and change["tool"] == "walk"
+    assert 0.055 < change["params"]["step_height"] <= 0.07 and change["from"]["params"].get("step_height") is None
+    assert "for every leg" in p.summary and "and 2 of foot_l step_l at 1048–1049; adds none" in p.summary
+    _apply_then_undo(project, p, "NoPenetration")                   # both feet clear once applied
+    project.close()

@@ -264,7 +264,7 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
         if scene.body(body).is_static or scene.group_root(body) == root:
             continue
         held = [w for w in ws if w.kind == "grasp" and w.what == body]
-        targets = _targets(trial, pose, held)
+        targets = _targets(trial, pose, held + [w for w in ws if w.kind == "reach"])
         world = pose_world(scene, pose)
         here = np.array([frame_pose(scene, pose, w.effector)[:3, 3] for w in held])
         delta = np.mean(here - np.array([targets[w.effector] for w in held]), axis=0)

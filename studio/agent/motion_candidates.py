@@ -268,7 +268,7 @@ def step_candidates(trial: FilmTrial, run: FailingRun, props: dict, params: dict
     l0 = float(walk.get("step_length", 0.35))
     lmax = float(walk_props.get("step_length", {}).get("maximum", 3.0))
     lengths = [round(l0 * k, 4) for k in LENGTHS if 0 < l0 * k <= lmax] if "step_length" in walk_props else []
-    tried = [(h0, v) for v in lengths] + [(v, l0) for v in heights] + \
+    tried = [(v, l0) for v in heights] + [(h0, v) for v in lengths] + \
         [(h, v) for v in lengths for h in heights[:2]]
     out = []
     for h, v in tried:

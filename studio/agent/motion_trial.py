@@ -302,24 +302,24 @@ class FilmTrial:
                        sum(max(1, len(v)) for v in added.values()), after, tracks)
 
     def siblings(self, run: FailingRun) -> list[tuple]:
-        """Other bodies of the same character meeting the same static body in the same segment
-        (both feet on one step): a change to the whole segment must clear them all."""
+        """Other bodies of the same character meeting a static body in the same segment (both feet
+        on a step): a change to the whole segment must clear them all."""
         if run.check != "NoPenetration":
             return []
-        a, b = run.evidence.get("a"), run.evidence.get("b")
         scene = self.scene
-        fixed = [n for n in (a, b) if scene.body(n).is_static]
-        movers = [n for n in (a, b) if not scene.body(n).is_static]
-        if len(fixed) != 1 or len(movers) != 1:
+        movers = [n for n in run.key[1:] if not scene.body(n).is_static]
+        if len(movers) != 1 or len(run.key) != 3 or all(not scene.body(n).is_static for n in run.key[1:]):
             return []
         group = scene.group_root(movers[0])
         row = next((s for s in self.segments if s["segment"] == run.segment), None)
         out = []
         for key, per in frames_by_failure(self.base_reports, ("NoPenetration",)).items():
-            if key == run.key or fixed[0] not in key[1:]:
+            if key == run.key or len(key) != 3:
                 continue
-            other = next(n for n in key[1:] if n != fixed[0])
-            if scene.group_root(other) == group and row and any(row["start"] < f < row["end"] for f in per):
+            fixed = [n for n in key[1:] if scene.body(n).is_static]
+            other = [n for n in key[1:] if not scene.body(n).is_static]
+            if len(fixed) == 1 and len(other) == 1 and scene.group_root(other[0]) == group and row and \
+                    any(row["start"] < f < row["end"] for f in per):
                 out.append(key)
         return out
 
