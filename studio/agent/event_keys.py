@@ -6,12 +6,15 @@ reach events share (so one key serves a reach, the grasp after it and the
 other hand's grasp alike). Each effector's target is the point its event
 names: a reach's frame or body origin; for a grasp, a named frame on the
 grasped body that a reach of the same effector aims at, else the body's
-surface point nearest the effector. The chains are the ones the plan's motion
-entries declare for the effector (else the joints above it), solved by IK
-within limits; when the targets are out of reach the character's root first
-moves across the floor towards them, stopping short by a range of arm's
-lengths; and a free body may instead be brought to the effectors. Each pose
-must then pass the one-frame checks like any key state.
+surface point nearest the effector. A free body the grasp wants stays where
+the segment's first state has it until then. The chains are the ones the
+plan's motion entries declare for the effector (else the joints above it),
+solved by IK within limits; when the targets are out of reach the
+character's root first moves across the floor towards them, stopping short
+by a range of arm's lengths (with legs the plan declares for that root, the
+feet planted again, and crouching); and a free body may instead be brought
+to the effectors, held out towards it or where they are. Each pose must then
+pass the one-frame checks like any key state.
 """
 from __future__ import annotations
 
@@ -206,7 +209,7 @@ def key_poses(trial, pose: Pose, ws: list[Want], before: Pose | None = None) -> 
         touched = {c["name"] for c in changes if c["kind"] == "root"}
         kept = [c for c in put_back if c["name"] not in touched]
         out.append(((f"{summary}, " + ", ".join(f"{c['name']} left where it rests" for c in kept)) if kept
-                    else summary, kept + changes))
+                    else summary, put_back + changes))
     return out
 
 
@@ -229,15 +232,15 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
             out.append((f"bring {names} to {what} by IK on {', '.join(chains)} ({got[1] * 1000:.1f} mm off)",
                          joints(got[0])))
     root = scene.group_root(scene.frame(effs[0]).body)
-    if chains and not scene.body(root).is_static and all(scene.group_root(scene.frame(e).body) == root
-                                                         for e in effs):
-        legs = declared_legs(trial.plan, root)
-        leg_joints = {j for leg in legs.get("legs", []) for j in leg.get("joints", [])}
-        targets = _targets(trial, pose, ws)
-        here = np.array([frame_pose(scene, pose, e)[:3, 3] for e in targets])
-        gap = np.mean(np.array(list(targets.values())) - here, axis=0)
-        flat = np.array([gap[0], gap[1], 0.0])
-        dist = float(np.linalg.norm(flat))
+    legs = declared_legs(trial.plan, root)
+    leg_joints = {j for leg in legs.get("legs", []) for j in leg.get("joints", [])}
+    targets = _targets(trial, pose, ws)
+    here = np.array([frame_pose(scene, pose, e)[:3, 3] for e in targets])
+    gap = np.mean(np.array(list(targets.values())) - here, axis=0)
+    flat = np.array([gap[0], gap[1], 0.0])
+    dist = float(np.linalg.norm(flat))
+    movable = not scene.body(root).is_static and all(scene.group_root(scene.frame(e).body) == root for e in effs)
+    if chains and movable:
         found = 0
         for back in BACK_OFF:
             for drop in (LOWER if legs else (0.0,)):
@@ -260,6 +263,36 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
                                 + (f" ({drop * 100:.0f} cm lower, feet planted)" if drop else "")
                                 + f" and bring {names} to it by IK ({solved[1] * 1000:.1f} mm off)",
                                 [change] + planted + joints(solved[0])))
+    out += _bring(trial, pose, ws, root, tol, (0.0, 0.4, 0.8))
+    if chains:                           # the arms held out towards it first, from where the root is or nearer
+        for back in BACK_OFF if movable else (dist,):
+            if dist <= back and back > 0:
+                continue
+            delta = flat * (dist - back) / dist if dist > back else np.zeros(3)
+            got = _moved(trial, pose, root, delta, legs) if back or dist > 0 else (pose, None)
+            if got is None:
+                continue
+            moved, change = got
+            solved = _reach(trial, moved, ws, chains)
+            if solved is None:
+                continue
+            lead = ([change] if change else []) + \
+                [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
+                 for n in sorted(leg_joints) if n not in chains and moved.joints[n] != pose.joints[n]] + \
+                joints(solved[0])
+            words = (f"move {root} {np.linalg.norm(delta):.2f} m towards {what}, " if change else "") + \
+                f"hold {names} out towards it by IK"
+            out += [(f"{words}, {summary}", lead + changes)
+                    for summary, changes in _bring(trial, solved[0], ws, root, tol, (0.0, 0.9))]
+    return out
+
+
+def _bring(trial, pose: Pose, ws: list[Want], root: str, tol: float, aways,
+           rises=(0.0,)) -> list[tuple[str, list[dict]]]:
+    """Each free body a grasp wants brought to the grasping effectors (off their own bodies by
+    `aways` shares of the tolerance, or above or below them by `rises` shares: a hand holds an
+    edge from below or above, not from inside it)."""
+    scene, out = trial.scene, []
     for body in dict.fromkeys(w.what for w in ws if w.kind == "grasp"):
         if scene.body(body).is_static or scene.group_root(body) == root:
             continue
@@ -268,17 +301,18 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
         world = pose_world(scene, pose)
         here = np.array([frame_pose(scene, pose, w.effector)[:3, 3] for w in held])
         delta = np.mean(here - np.array([targets[w.effector] for w in held]), axis=0)
-        away = np.zeros(3)               # off the effector's own body, still within the grasp's reach
+        away = np.zeros(3)               # further from the character, still within the grasp's reach
         for w in held:
-            b = scene.frame(w.effector).body
-            centre = world[b][:3, :3] @ body_mesh(scene.body(b), trial.project.path).centroid + world[b][:3, 3]
-            v = frame_pose(scene, pose, w.effector)[:3, 3] - centre
-            away += v / max(np.linalg.norm(v), 1e-9)
+            v = frame_pose(scene, pose, w.effector)[:3, 3] - world[root][:3, 3]
+            away += np.array([v[0], v[1], 0.0]) / max(np.linalg.norm(v[:2]), 1e-9)
         away /= max(np.linalg.norm(away), 1e-9)
-        for k in (0.0, 0.4, 0.8):
-            step = delta + away * k * tol * 2 * FIT
-            out.append((f"bring {body} {np.linalg.norm(step) * 1000:.0f} mm to "
-                        f"{', '.join(w.effector for w in held)}" + (f", {k * tol * 2 * FIT * 1000:.0f} mm off "
-                                                                    f"their bodies" if k else ""),
-                        [_root_change(pose, scene.group_root(body), step)]))
+        for k in aways:
+            for r in rises:
+                step = delta + away * k * tol / FIT + np.array([0.0, 0.0, r * tol / FIT])
+                out.append((f"bring {body} {np.linalg.norm(step) * 1000:.0f} mm to "
+                            f"{', '.join(w.effector for w in held)}"
+                            + (f", {k * tol / FIT * 1000:.0f} mm beyond them" if k else "")
+                            + (f", {abs(r) * tol / FIT * 1000:.0f} mm {'above' if r < 0 else 'below'} them"
+                               if r else ""),
+                            [_root_change(pose, scene.group_root(body), step)]))
     return out

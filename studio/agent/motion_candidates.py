@@ -4,16 +4,20 @@ Three kinds, tried in this order for each run:
 - tool parameters, read from the segment tool's JSON schema, so a tool gets
   the edits its schema allows: an earlier `begin` for an unmet grasp or reach,
   a later one for a release that leaves a body floating, a via-point in
-  `waypoints` around an obstacle, a higher `step_height` for a foot that
-  meets a step, the other rotation interpolation;
-- another tool: `simulate` for a body left floating (a drop), the tool and
-  parameters another segment of the plan uses for the same body (carry), the
-  plain `interpolate` for a segment whose tracks no registered tool made;
+  `waypoints` (the tool's or its walk's) stepping aside from the way around
+  an obstacle, higher steps and other step lengths for every leg at once for
+  feet that meet a step, the other rotation interpolation;
+- another tool: `simulate` for a body left floating (a drop), the tools and
+  parameters the plan's other motion entries give the failure's bodies and
+  frames, those planned over the failing frames first (an unmet event gets
+  the tool the plan has for its window), the plain `interpolate` for a
+  segment whose tracks no registered tool made;
 - a key state at the run's worst frame, its pose the film's pose there
   repaired by the state rules (`offline`): pushed out along the evidence's
   axis or around the obstacle, dropped to support or brought to its carrier,
-  a joint clamped with its chain re-solved by IK, an effector brought to the
-  body an event needs it at; each must pass the one-frame checks itself.
+  a joint clamped with its chain re-solved by IK, and for unmet grasps and
+  reaches every effector they want brought to its target at the frame their
+  windows share (`event_keys`); each must pass the one-frame checks itself.
 A candidate whose changes a person already rejected for that segment is
 not offered again; the same kind comes last.
 """
