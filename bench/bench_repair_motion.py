@@ -125,11 +125,11 @@ def main() -> None:
             films[f"single-pass baseline ({name}, committed)"] = committed_baseline(name, tmp / name / "base")
         print(f"{'film':<44} {'mode':<9} {'verify s':>8} {'proposals':>9} {'tried':>6} {'prop/s':>8} "
               f"{'tried/s':>8} {'to pass s':>10} {'rounds':>6} {'applied':>7} {'passes':>6}")
-        for name, src in films.items():
+        for number, (name, src) in enumerate(films.items()):
             figures = {}
             for whole in (False, True):
                 mode = "whole" if whole else "interval"
-                work = tmp / "runs" / f"{len(figures)}-{name.split()[0]}-{name.split()[-1]}" / mode
+                work = tmp / "runs" / f"film-{number}" / mode
                 work.mkdir(parents=True)
                 pps, tps, n, tried, setup = proposals_per_second(src, work, whole)
                 secs, done, applied, passing = time_to_pass(src, work, whole, rounds)

@@ -34,8 +34,9 @@ KINDS = ("grasp", "reach")
 BACK_OFF = (0.0, 0.15, 0.3, 0.45)      # metres short of the targets the root stops, arm's lengths
 FIT = 0.5                              # share of an event's tolerance an effector may miss by
 LOWER = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)          # metres a character with declared legs may crouch
-MOST = 3                               # root moves kept (each is checked like a key state)
-STANDOFFS = (None, np.array([0.0, 0.0, 0.6]))   # a grasp's hand on the surface, or above it by 0.6 tolerance
+MOST = 2                               # root moves kept per standoff (each is checked like a key state)
+STANDOFFS = (None, np.array([0.0, 0.0, 0.6]))   # a hand on its target, or above it by 0.6 tolerance (or
+                                                # 0.6 tolerance nearer the character: holding an edge)
 
 
 @dataclass
@@ -158,11 +159,11 @@ def _targets(trial, pose: Pose, ws: list[Want], standoff: np.ndarray | None = No
             continue
         if w.kind == "reach":
             out[w.effector] = (frame_pose(scene, pose, w.what)[:3, 3] if w.what in frames
-                               else world[w.what][:3, 3])
+                               else world[w.what][:3, 3]) + (0.0 if standoff is None else standoff * w.tolerance)
             continue
         aim = reached.get(w.effector)
         if aim is not None and scene.frame(aim).body == w.what:
-            out[w.effector] = frame_pose(scene, pose, aim)[:3, 3]
+            out[w.effector] = frame_pose(scene, pose, aim)[:3, 3] + (0.0 if standoff is None else standoff * w.tolerance)
             continue
         m = body_mesh(scene.body(w.what), trial.project.path).copy()
         m.apply_transform(world[w.what])
@@ -241,27 +242,29 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
     dist = float(np.linalg.norm(flat))
     movable = not scene.body(root).is_static and all(scene.group_root(scene.frame(e).body) == root for e in effs)
     if chains and movable:
-        found = 0
-        for back in BACK_OFF:
-            for drop in (LOWER if legs else (0.0,)):
-                if found >= MOST or (dist <= back and back > 0):
-                    continue
-                delta = (flat * (dist - back) / dist if dist > back else np.zeros(3)) + [0.0, 0.0, -drop]
-                got = _moved(trial, pose, root, delta, legs)
-                if got is None:
-                    continue
-                moved, change = got
-                for lift in STANDOFFS:
+        toward = np.asarray(pose.roots[root][:3]) - np.mean(list(targets.values()), axis=0)
+        toward = np.array([toward[0], toward[1], 0.0]) / max(np.linalg.norm(toward[:2]), 1e-9)
+        for lift in (*STANDOFFS, 0.6 * toward):
+            found = 0
+            for back in BACK_OFF:
+                for drop in (LOWER if legs else (0.0,)):
+                    if found >= MOST or (dist <= back and back > 0):
+                        continue
+                    delta = (flat * (dist - back) / dist if dist > back else np.zeros(3)) + [0.0, 0.0, -drop]
+                    got = _moved(trial, pose, root, delta, legs)
+                    if got is None:
+                        continue
+                    moved, change = got
                     solved = _reach(trial, moved, ws, chains, lift)
-                    if solved and solved[1] <= tol:
-                        break
-                if solved and solved[1] <= tol:
+                    if not solved or solved[1] > tol:
+                        continue
                     found += 1
                     planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
                                for n in sorted(leg_joints) if n not in chains and moved.joints[n] != pose.joints[n]]
+                    off = "" if lift is None else (" above" if lift[2] > 0 else " short of")
                     out.append((f"move {root} {np.linalg.norm(delta):.2f} m towards {what}"
                                 + (f" ({drop * 100:.0f} cm lower, feet planted)" if drop else "")
-                                + f" and bring {names} to it by IK ({solved[1] * 1000:.1f} mm off)",
+                                + f" and bring {names} to{off} it by IK ({solved[1] * 1000:.1f} mm off)",
                                 [change] + planted + joints(solved[0])))
     out += _bring(trial, pose, ws, root, tol, (0.0, 0.4, 0.8))
     if chains:                           # the arms held out towards it first, from where the root is or nearer

@@ -243,13 +243,15 @@ class FilmTrial:
 
     def judge(self, run: FailingRun, changes: list[dict]) -> Outcome:
         """Whether the changes remove the run's failure and add no required one, in words. A candidate
-        is first screened on the run's own frames plus the margin, which costs a fraction of the
+        is first screened on the run's own frames plus the margin when that is under half the
         frames it re-baked; only one that passes there is verified on all of them."""
         if not self.whole:
             screen = (run.start - MARGIN, run.end + MARGIN)
-            first = self._judge(run, changes, screen)
-            if not first.ok:
-                return first
+            _, _, (lo, hi) = self.bake(changes)
+            if 2 * (screen[1] - screen[0]) < (hi - lo + 2 * MARGIN):     # worth it only on a long re-bake
+                first = self._judge(run, changes, screen)
+                if not first.ok:
+                    return first
         return self._judge(run, changes, None)
 
     def _judge(self, run: FailingRun, changes: list[dict], span: tuple[int, int] | None) -> Outcome:
