@@ -35,6 +35,7 @@ BACK_OFF = (0.0, 0.15, 0.3, 0.45)      # metres short of the targets the root st
 FIT = 0.5                              # share of an event's tolerance an effector may miss by
 LOWER = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)          # metres a character with declared legs may crouch
 MOST = 2                               # root moves kept per standoff (each is checked like a key state)
+RISES = (0.0, 0.9, -0.9)               # shares of a grasp's tolerance a held body sits below or above the hands
 STANDOFFS = (None, np.array([0.0, 0.0, 0.6]))   # a hand on its target, or above it by 0.6 tolerance (or
                                                 # 0.6 tolerance nearer the character: holding an edge)
 
@@ -286,7 +287,7 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
             words = (f"move {root} {np.linalg.norm(delta):.2f} m towards {what}, " if change else "") + \
                 f"hold {names} out towards it by IK"
             out += [(f"{words}, {summary}", lead + changes)
-                    for summary, changes in _bring(trial, solved[0], ws, root, tol, (0.0, 0.9))]
+                    for summary, changes in _bring(trial, solved[0], ws, root, tol, (0.0, 0.9), RISES)]
     return out
 
 
@@ -311,7 +312,7 @@ def _bring(trial, pose: Pose, ws: list[Want], root: str, tol: float, aways,
         away /= max(np.linalg.norm(away), 1e-9)
         for k in aways:
             for r in rises:
-                step = delta + away * k * tol / FIT + np.array([0.0, 0.0, r * tol / FIT])
+                step = delta + away * k * tol / FIT - np.array([0.0, 0.0, r * tol / FIT])
                 out.append((f"bring {body} {np.linalg.norm(step) * 1000:.0f} mm to "
                             f"{', '.join(w.effector for w in held)}"
                             + (f", {k * tol / FIT * 1000:.0f} mm beyond them" if k else "")

@@ -27,6 +27,7 @@ import numpy as np
 
 from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
+from studio.scene.transforms import quat_from_axis_angle, quat_mul, quat_to_matrix
 from studio.store.reports import failing_required
 from studio.timeline.author import segment_tool
 from studio.timeline.gate import parse_segment
@@ -57,12 +58,13 @@ def _ends(trial: FilmTrial, segment: str) -> list[dict]:
 
 
 def _shot(trial: FilmTrial, state: str, frame: int) -> str:
-    for s in trial.plan.get("states", []):
-        if s.get("id") == state:
-            return s.get("shot", "")
+    """The shot holding the frame (a state must lie inside its shot), else the state's own."""
     for sh in trial.plan.get("shots", []):
         if int(sh.get("start", frame)) <= frame <= int(sh.get("end", frame)):
             return sh.get("id", "")
+    for s in trial.plan.get("states", []):
+        if s.get("id") == state:
+            return s.get("shot", "")
     return ""
 
 
@@ -106,10 +108,43 @@ def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict, also: tuple[str, .
                                                             np.asarray(c[1][0]["from"][:3]))))
 
 
+TURNS = (np.pi / 2, -np.pi / 2, np.pi / 4, -np.pi / 4)     # radians a free body is turned to fit
+
+
+def turn_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+    """Turn a free body meeting a static one about each world axis through its centre (a wide board
+    through a narrow opening), its lowest point kept where it was."""
+    scene = trial.scene
+    movers = [n for n in (ev["a"], ev["b"]) if not scene.body(n).is_static]
+    if len(movers) != 1 or scene.body(ev["a"]).is_static == scene.body(ev["b"]).is_static:
+        return []
+    body = movers[0]
+    if body not in scene.roots or scene.joint_of_child(body) is not None:
+        return []
+    world = pose_world(scene, pose)
+    verts = _world_vertices(trial.project, scene, world, body)
+    centre = verts.mean(axis=0)
+    root = np.asarray(pose.roots[body], float)
+    out = []
+    for k, axis in enumerate(np.eye(3)):
+        for angle in TURNS:
+            q = quat_from_axis_angle(axis, np.array(angle))
+            turn = quat_to_matrix(q)
+            moved = (verts - centre) @ turn.T + centre
+            lift = max(0.0, verts[:, 2].min() - moved[:, 2].min())
+            to = [*((turn @ (root[:3] - centre)) + centre + [0.0, 0.0, lift]).tolist(),
+                  *quat_mul(q, root[3:]).tolist()]
+            out.append((f"turn {body} {np.degrees(angle):+.0f}° about {'xyz'[k]} to fit past "
+                        f"{ev['b'] if body == ev['a'] else ev['a']}",
+                        [{"kind": "root", "name": body, "from": root.tolist(), "to": [round(v, 9) for v in to]}]))
+    return out
+
+
 def key_poses(trial: FilmTrial, run: FailingRun, pose: Pose) -> list[tuple[str, list[dict]]]:
     ev = run.evidence
     if run.check == "NoPenetration":
-        return penetration_candidates(trial.project, trial.scene, pose, ev) + detour_candidates(trial, pose, ev)
+        return (penetration_candidates(trial.project, trial.scene, pose, ev) + detour_candidates(trial, pose, ev)
+                + turn_candidates(trial, pose, ev))
     if run.check == "Supported":
         return floating_candidates(trial.project, trial.scene, pose, ev, run.worst, trial.plan)
     if run.check == "JointLimits":

@@ -112,7 +112,9 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
                  batch: bool = False) -> FilmProposals:
     """Verified proposals for the film's failing runs (inside `interval` if given). For a batch
     run, only required failures and one proposal per segment: only one can be applied before
-    the film is verified again.
+    the film is verified again; and where no candidate removes a run in a segment, the one that
+    removes most of a run's frames while adding no required failure, said to narrow it (the next
+    round takes it from there).
 
     `state` (optional, a worker's) gets progress per run and stops the search between
     candidates when cancelled: proposals saved by then stay, the rest are not tried."""
@@ -127,6 +129,7 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
     out = FilmProposals(runs=failing_runs(trial.base_reports, trial.segments, interval=interval,
                                           tracks=trial.base_tracks))
     done: set[str] = set()
+    narrowest: dict[str, tuple] = {}
     for i, run in enumerate(out.runs):
         if stop_requested(state):
             break
@@ -145,7 +148,7 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
                 continue
             out.tried += 1
             try:
-                result = trial.judge(run, changes)
+                result = trial.judge(run, changes, narrow=batch)
             except RepairUnfit as e:
                 if on_event:
                     on_event(f"  not baked: {summary}: {e}")
@@ -153,6 +156,8 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
             if not result.ok:
                 if on_event:
                     on_event(f"  refused: {summary}: {result.effect}")
+                if batch and result.narrows and result.removed > narrowest.get(run.segment, (0,))[0]:
+                    narrowest[run.segment] = (result.removed, run, summary, changes, result)
                 continue
             p = Proposal(f"{PREFIX}{run.segment}", run.check, list(run.key), f"{summary} — {result.effect}",
                          changes, "offline", {**result.verified(), "run": [run.start, run.end],
@@ -164,6 +169,13 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
                 break
         if not kinds and not stop_requested(state):
             out.unsolved.append(f"{run.label}: no candidate repair passed verification")
+    for segment, (_, run, summary, changes, result) in narrowest.items():   # a batch run goes on by steps
+        if segment in done:
+            continue
+        p = Proposal(f"{PREFIX}{run.segment}", run.check, list(run.key),
+                     f"{summary} — narrows the run: {result.effect}", changes, "offline",
+                     {**result.verified(), "run": [run.start, run.end], "basis": basis(project, changes)})
+        out.proposals.append(save_proposal(project, p) if store else p)
     out.seconds = time.perf_counter() - t0
     return out
 

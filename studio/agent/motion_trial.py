@@ -150,9 +150,14 @@ class Outcome:
     reports: list[Report]
     tracks: Tracks
 
+    @property
+    def narrows(self) -> bool:
+        """Removes some of the run's frames, not all, and adds no required failure anywhere it re-verified."""
+        return not self.ok and self.removed > 0 and self.added_required == 0
+
     def verified(self) -> dict:
         return {"ok": self.ok, "effect": self.effect, "interval": list(self.interval), "removed": self.removed,
-                "added_required": self.added_required}
+                "added_required": self.added_required, **({"narrows": True} if self.narrows else {})}
 
 
 def _name(key: tuple) -> str:
@@ -241,16 +246,17 @@ class FilmTrial:
         self._verified[key] = reports
         return tracks, reports, (lo, hi)
 
-    def judge(self, run: FailingRun, changes: list[dict]) -> Outcome:
+    def judge(self, run: FailingRun, changes: list[dict], narrow: bool = False) -> Outcome:
         """Whether the changes remove the run's failure and add no required one, in words. A candidate
         is first screened on the run's own frames plus the margin when that is under half the
-        frames it re-baked; only one that passes there is verified on all of them."""
+        frames it re-baked; only one that passes there (or, with `narrow`, that narrows the run
+        there) is verified on all of them."""
         if not self.whole:
             screen = (run.start - MARGIN, run.end + MARGIN)
             _, _, (lo, hi) = self.bake(changes)
             if 2 * (screen[1] - screen[0]) < (hi - lo + 2 * MARGIN):     # worth it only on a long re-bake
                 first = self._judge(run, changes, screen)
-                if not first.ok:
+                if not first.ok and not (narrow and first.narrows):
                     return first
         return self._judge(run, changes, None)
 
@@ -300,6 +306,8 @@ class FilmTrial:
             added[("frames",)] = list(range(now_other - was_other))
         words += self._advisory(after, run, (lo, hi))
         ok = not now and not added and not any(af for _, af in along.values())
+        if any(len(af) > len(b4) for b4, af in along.values()):
+            added[("frames",)] = [0]
         return Outcome(ok, "; ".join(words), (lo, hi), len(was) - len(now),
                        sum(max(1, len(v)) for v in added.values()), after, tracks)
 
