@@ -60,13 +60,13 @@ def test_the_marble_runs_single_pass_baseline_is_repaired_until_it_passes(tmp_pa
         assert {r.reviewer for r in list_reviews(project)} == {"batch"}
 
 
-def _committed_baseline_passes(tmp_path, name: str, failing: list[str]) -> str:
+def _committed_baseline_passes(tmp_path, name: str, failing: list[str], rounds: int = 4) -> str:
     base = tmp_path / "baseline"
     shutil.copytree(ROOT / "projects" / f"{name}-single-pass", base)
     with Project.open(base) as project:
         assert failing_required(verify_film(project)) == failing and not list_reviews(project)
     code = main(["agent", "repair", str(base), "--film", "--offline", "--until-pass", "--approve-verified",
-                 "--max-rounds", "4"])
+                 "--max-rounds", str(rounds)])
     return code
 
 
@@ -95,4 +95,24 @@ def test_the_dogs_single_pass_baseline_gets_its_grasp_by_a_key_state_until_it_pa
     with Project.open(tmp_path / "baseline") as project:
         assert not failing_required(verify_film(project))
         assert len(list_segments(project)) == 2
+        assert {r.reviewer for r in list_reviews(project)} == {"batch"}
+
+
+def test_the_doorways_single_pass_baseline_is_repaired_round_by_round_until_it_passes(tmp_path, capsys):
+    """The committed baseline walks the robot and flies the panel straight from the first state to the
+    last, through the stand and the wall, with no grasp: one key state brings the hands to the panel's
+    handles (the reach and the grasps), others take the robot round the stand and the panel through the
+    wall, a step at a time where no one key clears a run."""
+    code = _committed_baseline_passes(tmp_path, "doorway", ["NoPenetration: fail", "EventsSatisfied: fail"], 16)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert re.search(r"#1 \[applied\] film:start..release EventsSatisfied \(offline\): insert key state key_1065 "
+                     r"at 1065: .* — meets event reach_panel; adds none", out)
+    assert "narrows the run" in out
+    summary = re.search(r"^(\d+) round\(s\), (\d+) proposal\(s\), (\d+) applied; required checks pass", out, re.M)
+    assert summary and int(summary.group(3)) >= 3, out
+    with Project.open(tmp_path / "baseline") as project:
+        reports = verify_film(project)
+        assert not failing_required(reports)
+        assert {r.name: r.verdict for r in reports}["EventsSatisfied"] == "pass"
         assert {r.reviewer for r in list_reviews(project)} == {"batch"}
