@@ -17,12 +17,7 @@ Run: .venv/bin/python bench/bench_look.py [--frames 24] [--no-cycles] [--farm-fr
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,8 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from bench_render import make_project  # noqa: E402
+from ray_head import loopback_head  # noqa: E402
 from studio.jobs import queue, spec as specs  # noqa: E402
 from studio.jobs.local import JobWatch, run_job  # noqa: E402
 
@@ -78,57 +75,6 @@ def film_frames_job(project, first: int, n: int, samples: int, res=(1280, 720)) 
     return queue.submit(project, "film", build).id
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-@contextlib.contextmanager
-def ray_head(slots: int = 2):
-    """A Ray head on loopback with `slots` blender slots, in its own process group, ended on exit."""
-    from studio.jobs.farm import FarmClient
-    temp = tempfile.mkdtemp(prefix="kpbench", dir="/tmp")
-    gcs, dash, client, agent, agent_grpc, metrics, env_agent = _free_ports(7)
-    cmd = [str(ROOT / ".venv/bin/ray"), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
-           f"--port={gcs}", "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}",
-           f"--ray-client-server-port={client}", f"--dashboard-agent-listen-port={agent}",
-           f"--dashboard-agent-grpc-port={agent_grpc}", f"--metrics-export-port={metrics}",
-           f"--runtime-env-agent-port={env_agent}", f'--resources={{"blender": {slots}}}', f"--num-cpus={slots}",
-           "--include-dashboard=true", "--disable-usage-stats", f"--temp-dir={temp}"]
-    head = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    c = FarmClient(f"http://127.0.0.1:{dash}")
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                c.version()
-                c.http.get("/api/jobs/").raise_for_status()
-                break
-            except Exception:
-                if time.monotonic() > deadline or head.poll() is not None:
-                    raise RuntimeError("the Ray head did not come up")
-                time.sleep(1)
-        yield c
-    finally:
-        c.close()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(head.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                head.wait(timeout=8)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        shutil.rmtree(temp, ignore_errors=True)
-
-
 def farm_figures(project, n: int, samples: int) -> None:
     """The same n Cycles frames: one local job on one core, then through the farm on loopback."""
     from studio.jobs.farm import run_farm_job
@@ -137,7 +83,7 @@ def farm_figures(project, n: int, samples: int) -> None:
     job = run_job(project, film_frames_job(project, 1001, n, samples))
     assert job.state == "succeeded", job.error
     local = time.perf_counter() - t
-    with ray_head(slots=2) as farm:
+    with loopback_head(slots=2, prefix="kpbench") as (farm, _):
         load1 = os.getloadavg()
         t = time.perf_counter()
         job = run_farm_job(project, film_frames_job(project, 1001, n, samples), farm, chunk=1)

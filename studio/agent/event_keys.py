@@ -82,48 +82,28 @@ def shared_frame(plan: dict, ids: list[str], lo: int, hi: int, prefer: int) -> t
 
 def declared_chain(plan: dict, effector: str) -> list[str]:
     """The joints a plan motion entry declares for the effector (the first that does)."""
-    def walk(v):
-        if isinstance(v, dict):
-            if v.get("frame") == effector and isinstance(v.get("joints"), list):
-                return list(v["joints"])
-            for x in v.values():
-                got = walk(x)
-                if got:
-                    return got
-        elif isinstance(v, list):
-            for x in v:
-                got = walk(x)
-                if got:
-                    return got
-        return None
-    for m in plan.get("motion", []) or []:
-        got = walk(m.get("params") or {})
-        if got:
-            return got
-    return []
+    got = _first_declared(plan, lambda v: v.get("frame") == effector and isinstance(v.get("joints"), list))
+    return list(got["joints"]) if got else []
 
 
 def declared_legs(plan: dict, root: str) -> dict:
     """The legs a plan motion entry declares for the character's root ({"root", "legs"}), if any."""
-    def walk(v):
+    got = _first_declared(plan, lambda v: v.get("root") == root and isinstance(v.get("legs"), list))
+    return {"root": root, "legs": got["legs"]} if got else {}
+
+
+def _first_declared(plan: dict, wanted) -> dict | None:
+    """The first object, anywhere in the plan's motion params, that `wanted` accepts."""
+    stack = [m.get("params") or {} for m in reversed(plan.get("motion", []) or [])]
+    while stack:
+        v = stack.pop()
         if isinstance(v, dict):
-            if v.get("root") == root and isinstance(v.get("legs"), list):
-                return {"root": root, "legs": v["legs"]}
-            for x in v.values():
-                got = walk(x)
-                if got:
-                    return got
+            if wanted(v):
+                return v
+            stack.extend(reversed(list(v.values())))
         elif isinstance(v, list):
-            for x in v:
-                got = walk(x)
-                if got:
-                    return got
-        return None
-    for m in plan.get("motion", []) or []:
-        got = walk(m.get("params") or {})
-        if got:
-            return got
-    return {}
+            stack.extend(reversed(v))
+    return None
 
 
 def _moved(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict) -> tuple[Pose, dict] | None:
