@@ -24,6 +24,14 @@ def reviewer_keys(tmp_path_factory):
 
 
 @pytest.fixture
+def shots(tmp_path) -> Path:
+    """Where GUI tests save their screenshots: KEYPOSE_SCREENSHOTS if set, to be looked at."""
+    d = Path(os.environ.get("KEYPOSE_SCREENSHOTS") or tmp_path / "shots")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture
 def tmp_project(tmp_path):
     from studio.store.project import Project
     p = Project.create(tmp_path / "proj", name="test")

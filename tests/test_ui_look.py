@@ -3,8 +3,6 @@
 picture. Screenshots go to $KEYPOSE_SCREENSHOTS (else the test's temporary folder)."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,13 +11,6 @@ from studio.ui.qt_contacts import CONTACT_COLOR
 from ui_scenes import open_window
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    d = Path(os.environ.get("KEYPOSE_SCREENSHOTS") or tmp_path / "shots")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def on_screen(vp, point) -> tuple[int, int]:

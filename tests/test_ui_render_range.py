@@ -2,8 +2,6 @@
 baked film is refused naming the valid one; a range inside renders only its frames."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -23,13 +21,6 @@ def bake_first_half(project) -> None:
     poses = [Pose({"crate": [-1.0 + i / 24, 0, 0, 1, 0, 0, 0], "post": [1, 1, 0, 1, 0, 0, 0],
                    "floor": [0, 0, 0, 1, 0, 0, 0]}, {"shoulder": -1.0}) for i in range(25)]
     save_segment(project, "s1..s2", Tracks.from_poses(1001, poses), tool="test", bounds_hash="x")
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    d = Path(os.environ.get("KEYPOSE_SCREENSHOTS") or tmp_path / "shots")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def test_render_preview_renders_the_in_out_range_and_refuses_one_outside_the_film(qtbot, tmp_project, tmp_path,

@@ -5,8 +5,6 @@ window at 1280x720 with the layout saved per user. Screenshots go to $KEYPOSE_SC
 (else the test's temporary folder)."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,13 +17,6 @@ from test_ui_verify import bake_through_the_post
 from ui_scenes import add_boxes
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    d = Path(os.environ.get("KEYPOSE_SCREENSHOTS") or tmp_path / "shots")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 @pytest.fixture
