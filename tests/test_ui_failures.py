@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from studio.store.reports import Report, save_reports
 from studio.ui.failures import (ADVISORY_SHADE, REQUIRED_SHADES, by_frame, current_failures, failing_frame_counts,
-                                pin_shade, pins_text)
+                                pin_shade, pins_texts)
 from ui_scenes import add_boxes
 
 
@@ -16,7 +16,7 @@ def test_advisory_only_film_counts_zero_required_frames(tmp_project):
         checked_hash="x")
     pins = by_frame(current_failures(tmp_project, scene, []))
     assert failing_frame_counts(pins) == (0, 306)
-    assert pins_text(pins) == "0 required / 306 advisory failing frames"
+    assert pins_texts(pins) == ("0 required / 306 advisory failing frames", "0 req / 306 adv", "0 / 306")
     assert {pin_shade(f) for fails in pins.values() for f in fails} == {ADVISORY_SHADE}
 
 
@@ -29,9 +29,9 @@ def test_required_and_advisory_pins_differ_and_a_frame_counts_in_both(tmp_projec
         checked_hash="x")
     pins = by_frame(current_failures(tmp_project, scene, []))
     assert failing_frame_counts(pins) == (3, 2)          # 1003, 1010, 1011 required; 1003, 1020 advisory
-    assert pins_text(pins) == "3 required / 2 advisory failing frames"
+    assert pins_texts(pins)[0] == "3 required / 2 advisory failing frames"
     shades = {(f.check, pin_shade(f)) for fails in pins.values() for f in fails}
     assert shades == {("NoPenetration", REQUIRED_SHADES["penetration"]), ("JointLimits", REQUIRED_SHADES["joint"]),
                       ("Supported", ADVISORY_SHADE)}
     assert ADVISORY_SHADE not in REQUIRED_SHADES.values()
-    assert pins_text({}) == "no failures"
+    assert pins_texts({}) == ("no failures",)

@@ -101,7 +101,12 @@ def test_pins_sit_at_failing_frames_and_a_click_lands_there(window, qtbot, tmp_p
         Report("Supported", "fail", [{"frame": 1040, "body": "crate"}])], checked_hash="x")
     settle(qtbot, window, lambda: sorted(window.session.failures_at) == [1030, 1040])
     bar = window.scrubber.bar
-    assert window.scrubber.pins_label.text() == "1 required / 1 advisory failing frame"
+    label = window.scrubber.pins_label                 # full words where they fit, short ones where not
+    assert label.toolTip() == "1 required / 1 advisory failing frame"
+    label.resize(1000, label.height())
+    assert label.text() == "1 required / 1 advisory failing frame"
+    label.resize(90, label.height())
+    assert label.text() == "1 req / 1 adv"
     image = bar.grab().toImage()                  # the lanes: required red above, advisory muted amber below
     req_y, adv_y = REQUIRED_Y + LANE_H // 2, ADVISORY_Y + LANE_H // 2
     assert image.pixelColor(int(bar.x_of(1030)), req_y).name() == REQUIRED_SHADES["penetration"]

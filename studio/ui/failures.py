@@ -177,12 +177,15 @@ def failing_frame_counts(failures_at: dict[int, list[Failure]]) -> tuple[int, in
     return required, advisory
 
 
-def pins_text(failures_at: dict[int, list[Failure]]) -> str:
-    """The scrubber's count, e.g. '0 required / 306 advisory failing frames'."""
+def pins_texts(failures_at: dict[int, list[Failure]]) -> tuple[str, ...]:
+    """The scrubber's count in full words and shorter, e.g. '0 required / 306 advisory failing
+    frames', '0 req / 306 adv', '0 / 306'."""
     if not failures_at:
-        return "no failures"
+        return ("no failures",)
     required, advisory = failing_frame_counts(failures_at)
-    return f"{required} required / {advisory} advisory failing frame{'s' if max(required, advisory) != 1 else ''}"
+    plural = "s" if max(required, advisory) != 1 else ""
+    return (f"{required} required / {advisory} advisory failing frame{plural}",
+            f"{required} req / {advisory} adv", f"{required} / {advisory}")
 
 
 @dataclass(frozen=True)

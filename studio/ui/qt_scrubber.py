@@ -18,7 +18,7 @@ from PySide6.QtGui import QActionGroup, QColor, QPainter, QPen
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QSpinBox, QToolButton,
                                QVBoxLayout, QWidget)
 
-from .failures import PinFilter, Run, filtered_frames, lanes, pin_shade, pins_text
+from .failures import PinFilter, Run, filtered_frames, lanes, pin_shade, pins_texts
 from .playhead import PlaybackClock, Playhead, neighbour
 from .qt_session import QtSession
 
@@ -268,6 +268,27 @@ class FrameBox(QSpinBox):
         return super().event(e)
 
 
+class FitLabel(QLabel):
+    """A label that says the first of its texts that fits (full words first), the full ones in its tooltip."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.texts: list[str] = [""]
+
+    def set_texts(self, *texts: str) -> None:
+        self.texts = list(texts)
+        self.setToolTip(texts[0])
+        self._fit()
+
+    def resizeEvent(self, event) -> None:      # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        width, fm = self.width(), self.fontMetrics()
+        self.setText(next((t for t in self.texts if fm.horizontalAdvance(t) <= width), self.texts[-1]))
+
+
 class QtScrubber(QWidget):
     """Transport, key and failure stepping, the frame number, fps, the filter and the bar."""
 
@@ -303,10 +324,10 @@ class QtScrubber(QWidget):
         self.filter_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.filter_menu = QMenu(self.filter_button)
         self.filter_button.setMenu(self.filter_menu)
-        self.filter_button.setMaximumWidth(190)
+        self.filter_button.setMaximumWidth(150)
         self.bar = PinBar(qsession, playhead)
-        self.pins_label = QLabel("")
-        # the count shrinks (clipped) before the window grows; its full text is its tooltip and the status bar's
+        self.pins_label = FitLabel()
+        # the count shrinks (to its short words, then clipped) before the window grows; its full text is its tooltip
         self.pins_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.pins_label.setMinimumWidth(40)
         controls = QHBoxLayout()       # the controls above, so the bar keeps the whole width of the view
@@ -373,8 +394,7 @@ class QtScrubber(QWidget):
     def _on_changed(self) -> None:
         """New failures: the filter menu offers their checks and bodies; the count follows."""
         self._fill_filter_menu()
-        self.pins_label.setText(pins_text(self.session.failures_at))
-        self.pins_label.setToolTip(self.pins_label.text())
+        self.pins_label.set_texts(*pins_texts(self.session.failures_at))
 
     def _fill_filter_menu(self) -> None:
         cur = self.playhead.pin_filter
@@ -403,9 +423,9 @@ class QtScrubber(QWidget):
         self._fill_filter_menu()
 
     def _show_filter(self) -> None:
-        text = f"Show: {self.playhead.pin_filter}"
-        self.filter_button.setText(text if len(text) <= 24 else text[:23] + "…")
-        self.filter_button.setToolTip(f"{text} (the lanes, the count of runs and previous/next failure follow it)")
+        text = str(self.playhead.pin_filter)      # the button's menu says what it chooses; its tooltip says it too
+        self.filter_button.setText(text if len(text) <= 18 else text[:17] + "…")
+        self.filter_button.setToolTip(f"Show: {text} (the lanes, the count of runs and previous/next failure follow it)")
 
     def set_filter(self, required_only: bool = False, check: str = "", body: str = "") -> None:
         """Choose what the lanes show, as the filter menu does."""
