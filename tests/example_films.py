@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from studio.examples import calls_file
-from studio.examples.pipeline import by_stage, example_calls, replay_example, replay_stages
+from studio.examples.pipeline import by_stage, example_calls, replay_example, replay_stages, run_pipeline
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.store.project import Project
 from studio.store.reports import load_reports
+from studio.timeline.film import load_film_tracks
 from studio.timeline.storyboard import list_states
 
 STORYBOARD = ("scene", "plan", "storyboard")
@@ -39,3 +40,11 @@ def finish(name: str, project: Project, stages: tuple[str, ...] = ("review", "mo
 def state_reports(project: Project) -> dict:
     """Each key state's stored reports (the calls file ran the verifiers)."""
     return {s.id: load_reports(project, f"state:{s.id}")[0] for s in list_states(project)}
+
+
+def replayed(tmp_path_factory, name: str):
+    """Yield (summary, open project, film tracks) of the example `name` replayed without rendering."""
+    out = tmp_path_factory.mktemp(name) / name
+    summary = run_pipeline(name, out, render=False)
+    with Project.open(out) as project:
+        yield summary, project, load_film_tracks(project)

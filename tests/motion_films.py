@@ -46,13 +46,18 @@ def _camera(box: ToolBox) -> None:
                             "resolution": [160, 96]})
 
 
+def _doorway(box: ToolBox) -> None:
+    """A floor and a doorway of two jambs with a 0.6 m opening along y (its edges at y=±0.3)."""
+    _body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
+    _body(box, "jamb_l", [0.1, 1.2, 2.0], [0, 0.9, 1.0, 1, 0, 0, 0], kind="static")
+    _body(box, "jamb_r", [0.1, 1.2, 2.0], [0, -0.9, 1.0, 1, 0, 0, 0], kind="static")
+
+
 def jamb_film(path, name: str = "jamb", motion: dict | None = None) -> Project:
     """A box flies at 1 m from x=-1 to x=1 along y=0.25; the doorway's opening ends at y=0.3."""
     project = Project.create(path, name=name, fps=24, frame_start=A)
     box = ToolBox(project, actor=REVIEWER)
-    _body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
-    _body(box, "jamb_l", [0.1, 1.2, 2.0], [0, 0.9, 1.0, 1, 0, 0, 0], kind="static")
-    _body(box, "jamb_r", [0.1, 1.2, 2.0], [0, -0.9, 1.0, 1, 0, 0, 0], kind="static")
+    _doorway(box)
     _body(box, "crate", [0.2, 0.2, 0.2], [-1, 0.25, 1.0, 1, 0, 0, 0], flags=["self_propelled"])
     _camera(box)
     box.call("set_plan", {"plan": plan([("out", A), ("in", B)], ["crate"], [],
@@ -135,9 +140,7 @@ def doorway_source(path) -> Project:
     from which the single-pass baseline flies it straight through the wall."""
     project = Project.create(path, name="passage", fps=24, frame_start=A)
     box = ToolBox(project, actor=REVIEWER)
-    _body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
-    _body(box, "jamb_l", [0.1, 1.2, 2.0], [0, 0.9, 1.0, 1, 0, 0, 0], kind="static")
-    _body(box, "jamb_r", [0.1, 1.2, 2.0], [0, -0.9, 1.0, 1, 0, 0, 0], kind="static")
+    _doorway(box)
     _body(box, "crate", [0.2, 0.2, 0.2], [-1, 0.7, 1.0, 1, 0, 0, 0], flags=["self_propelled"])
     _camera(box)
     box.call("set_plan", {"plan": plan([("out", A), ("door", 1013), ("in", B)], ["crate"], [],

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studio.examples.pipeline import example_plan, run_pipeline
-from studio.store.project import Project
+from example_films import replayed
+from studio.examples.pipeline import example_plan
 from studio.timeline.author import authored
-from studio.timeline.film import list_segments, load_film_tracks
+from studio.timeline.film import list_segments
 from studio.timeline.storyboard import list_states
 
 
@@ -20,10 +20,7 @@ FLOOR = ([-0.6, 0.7, 0.0], [0.6, 1.8, 0.2])     # on the floor past the shelf's 
 
 @pytest.fixture(scope="module")
 def film(tmp_path_factory):
-    out = tmp_path_factory.mktemp("crates") / "crates"
-    summary = run_pipeline("crates", out, render=False)
-    with Project.open(out) as project:
-        yield summary, project, load_film_tracks(project)
+    yield from replayed(tmp_path_factory, "crates")
 
 
 def test_required_checks_pass_and_every_state_was_approved(film):

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio.examples.pipeline import QuietState, _run_job, example_plan, run_pipeline
+from example_films import replayed
+from studio.examples.pipeline import QuietState, _run_job, example_plan
 from studio.jobs import spec as specs
 from studio.scene.io import load_scene
 from studio.scene.kinematics import frame_world, tracks_world
-from studio.store.project import Project
 from studio.store.settings import load_settings
-from studio.timeline.film import list_segments, load_film_tracks
+from studio.timeline.film import list_segments
 from studio.timeline.reviews import list_reviews, state_cameras
 from studio.timeline.storyboard import get_state
 from studio.timeline.visibility import visible_bodies
@@ -30,10 +30,7 @@ STATES = ["start", "arrive", "reach", "lift", "turn", "shelf", "set_down", "rele
 
 @pytest.fixture(scope="module")
 def film(tmp_path_factory):
-    out = tmp_path_factory.mktemp("shelving") / "shelving"
-    summary = run_pipeline("shelving", out, render=False)
-    with Project.open(out) as project:
-        yield summary, project, load_film_tracks(project)
+    yield from replayed(tmp_path_factory, "shelving")
 
 
 def test_required_checks_pass_and_every_state_was_approved(film):
