@@ -96,12 +96,6 @@ def apply_tracks(objects: dict, ir: dict, tracks_path: str) -> tuple[int, int]:
     return start, start + n - 1
 
 
-def place_camera(ob, position, target) -> None:
-    """A camera object at `position` looking at `target` (no keys)."""
-    ob.location = list(position)
-    ob.rotation_quaternion = look_at(position, target)
-
-
 def apply_camera_paths(objects: dict, paths: dict, start: int) -> None:
     """Key following cameras at every frame from their position and target per frame."""
     for name, path in paths.items():

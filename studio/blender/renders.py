@@ -13,8 +13,9 @@ import os
 
 import bpy
 
-from keyframes import apply_pose, place_camera
+from keyframes import apply_pose
 from outputs import LOW_SPACE, DiskFull, emit, fail_now, free_bytes, inside_folder, part_path, publish
+from scene_from_ir import place_camera
 
 
 def render_still(path: str) -> str:

@@ -79,6 +79,13 @@ def look_at(position, target) -> Quaternion:
     return direction.to_track_quat("-Z", "Y")
 
 
+def place_camera(ob, position, target) -> None:
+    """A camera object at `position` looking at `target` (no keys)."""
+    ob.location = Vector(position)
+    ob.rotation_mode = "QUATERNION"
+    ob.rotation_quaternion = look_at(position, target)
+
+
 def build_scene(ir: dict, mesh_files: dict[str, str]) -> dict[str, bpy.types.Object]:
     """Create every body, joint, camera and light of the IR; return objects by name."""
     scene = bpy.context.scene
@@ -125,9 +132,7 @@ def build_scene(ir: dict, mesh_files: dict[str, str]) -> dict[str, bpy.types.Obj
         cam.sensor_width = float(c["sensor_mm"])
         cam.clip_start, cam.clip_end = 0.01, 500.0
         ob = bpy.data.objects.new(c["name"], cam)
-        ob.location = Vector(c["position"])
-        ob.rotation_mode = "QUATERNION"
-        ob.rotation_quaternion = look_at(c["position"], c["target"])
+        place_camera(ob, c["position"], c["target"])
         ob["resolution"] = list(c["resolution"])
         col.objects.link(ob)
         objects[c["name"]] = ob
