@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -44,3 +45,16 @@ def test_verify_starts_without_the_heavy_libraries(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "absent.glb")], capture_output=True, text=True)
     assert out.stdout.split() == ["2", "[]"], out.stdout + out.stderr
     assert "absent.glb: no such project folder or .glb file" in out.stderr
+
+
+def test_open_says_in_one_line_what_is_missing_before_any_window(tmp_path):
+    """A missing folder is bad input (2); a machine without a display lacks something (3); no Qt abort."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    absent = subprocess.run([sys.executable, "-m", "studio", "open", str(tmp_path / "absent")],
+                            capture_output=True, text=True, env=env)
+    assert absent.returncode == 2 and absent.stderr.strip() == f"studio: {tmp_path / 'absent'}: no such project folder"
+    (tmp_path / "proj").mkdir()
+    headless = subprocess.run([sys.executable, "-m", "studio", "open", str(tmp_path / "proj")],
+                              capture_output=True, text=True, env=env)
+    assert headless.returncode == 3 and len(headless.stderr.strip().splitlines()) == 1
+    assert "no display" in headless.stderr and "xvfb-run" in headless.stderr

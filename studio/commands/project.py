@@ -1,6 +1,7 @@
 """`studio new`, `studio info`, `studio open`, `studio scene ...`: the project itself."""
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from studio.scene.meshes import MeshError, build_body_mesh, build_scene_meshes, 
 from studio.scene.parts import catalogue
 from studio.store.project import Project
 
-from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
+from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 
 
 def register(sub) -> None:
@@ -88,6 +89,11 @@ def cmd_info(args) -> int:
 
 
 def cmd_open(args) -> int:
+    if args.path is not None and not Path(args.path).is_dir():
+        raise CommandError(f"{args.path}: no such project folder", EXIT_BAD_INPUT)
+    if not any(os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        raise CommandError("no display to open a window on (DISPLAY is not set); run it under xvfb-run, "
+                           "or make the film headless with `studio demo`", EXIT_ENVIRONMENT)
     from studio.ui.app import run
     return run(args.path)
 
