@@ -54,7 +54,8 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         mb = self.menuBar()
         file = mb.addMenu("&File")
-        act = file.addAction("&Open Project…")
+        act = QAction("&Open Project…", self)      # made here, not looked up by address (a reused one read as another type)
+        file.addAction(act)
         act.setShortcut(QKeySequence.StandardKey.Open)
         act.triggered.connect(self.choose_project)
         self.export_action = file.addAction("&Export…")
