@@ -74,7 +74,7 @@ def bench_tool_calls(n: int, tmp: Path) -> tuple[float, float]:
 
 
 def bench_offline_repair(tmp: Path) -> tuple[float, float, int]:
-    from studio.agent.offline import propose_offline
+    from studio.repair.offline import propose_offline
     from studio.checks.run import verify_state
     from studio.examples.pipeline import replay_stages
     p = replay_stages("doorway", tmp / "doorway", ("scene",))

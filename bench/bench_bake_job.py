@@ -28,7 +28,7 @@ from studio.scene.io import load_scene  # noqa: E402
 from studio.scene.pose import Pose  # noqa: E402
 from studio.store.project import Project  # noqa: E402
 from studio.timeline.bake import bake_segment  # noqa: E402
-from studio.timeline.interpolate import interpolate_poses  # noqa: E402
+from studio.timeline.motion.easing import interpolate_poses  # noqa: E402
 from studio.timeline.reviews import record_review  # noqa: E402
 from studio.timeline.storyboard import State, get_state, put_state  # noqa: E402
 

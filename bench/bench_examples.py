@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("KEYPOSE_SETTINGS", str(ROOT / ".pytest_cache" / "no-settings.json"))
 
-from studio.agent.calls import replay  # noqa: E402
+from studio.tools.calls import replay  # noqa: E402
 from studio.checks.report import required_checks_pass  # noqa: E402
 from studio.checks.run import verify_film, verify_state  # noqa: E402
 from studio.checks.score import rates  # noqa: E402

@@ -3,8 +3,8 @@ called directly on the same model.
 
 1. Walk: the robot walks 1.2 m (72 frames) and the dog 0.7 m (72 frames) with the `walk`
    tool (footstep plan, per-frame leg IK, then the foot-slide and balance measurements);
-   baseline, side by side: the timeline's older biped walk (studio.timeline.walk.walk with
-   studio.timeline.footsteps) over the same robot distance and frames, which plans and solves
+   baseline, side by side: the timeline's older biped walk (studio.timeline.motion.walk_feet.walk with
+   studio.timeline.motion.footsteps) over the same robot distance and frames, which plans and solves
    but measures nothing. Figures: frames per second, and the ratio.
 2. Simulate: four bodies (two crates, a ball, a capsule) dropped on a floor beside a cup, 72
    frames at 20 substeps, with the `simulate` tool (its whole author call: materials, hulls,
@@ -29,11 +29,11 @@ from motion_scenes import DOG_LEGS, ROBOT_LEGS, dog_scene, dog_standing, robot_s
 from test_motion_simulate import BODIES, drop_scene  # noqa: E402
 
 from studio.scene.pose import Pose  # noqa: E402
-from studio.timeline.footsteps import plan_footsteps  # noqa: E402
+from studio.timeline.motion.footsteps import plan_footsteps  # noqa: E402
 from studio.timeline.motion import motion_tool  # noqa: E402
 from studio.timeline.motion.simulate import setup_of  # noqa: E402
-from studio.timeline.simulate import mjcf  # noqa: E402
-from studio.timeline.walk import walk  # noqa: E402
+from studio.timeline.motion.simulate_mujoco import mjcf  # noqa: E402
+from studio.timeline.motion.walk_feet import walk  # noqa: E402
 
 
 def best(fn, n: int) -> float:

@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import motion_films as mf  # noqa: E402
 
-from studio.agent.film_loop import repair_film  # noqa: E402
-from studio.agent.motion_repair import propose_film  # noqa: E402
-from studio.agent.motion_trial import FilmTrial  # noqa: E402
-from studio.agent.tools import ToolBox  # noqa: E402
+from studio.repair.film_loop import repair_film  # noqa: E402
+from studio.repair.motion_repair import propose_film  # noqa: E402
+from studio.repair.motion_trial import FilmTrial  # noqa: E402
+from studio.tools.box import ToolBox  # noqa: E402
 from studio.examples.baseline import single_pass  # noqa: E402
 from studio.store.project import Project  # noqa: E402
 

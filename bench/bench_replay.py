@@ -3,7 +3,7 @@ the same edits made by direct calls of the studio's functions, side by side.
 
 The film: a floor and B crates, K key states (each moves every crate), every
 state verified and approved, every segment baked (interpolate, the last one a
-hold). The replay goes through `studio.agent.calls.replay` (schema check,
+hold). The replay goes through `studio.tools.calls.replay` (schema check,
 project checks, a command and an audit row per call, one transaction each);
 the baseline calls save_scene, save_plan, put_state, verify_state,
 record_review and the generic bake directly. Both end with the same film hash.
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("KEYPOSE_SETTINGS", str(ROOT / ".pytest_cache" / "no-settings.json"))
 
-from studio.agent.calls import parse_calls, replay  # noqa: E402
+from studio.tools.calls import parse_calls, replay  # noqa: E402
 from studio.checks.run import verify_state  # noqa: E402
 from studio.scene.io import save_scene  # noqa: E402
 from studio.scene.ir import Scene  # noqa: E402

@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("KEYPOSE_SETTINGS", str(ROOT / ".pytest_cache" / "no-settings.json"))
 
-from studio.agent.bubblewrap import wall_problem  # noqa: E402
-from studio.agent.sandbox import run_code  # noqa: E402
+from studio.sandbox.bubblewrap import wall_problem  # noqa: E402
+from studio.sandbox.run import run_code  # noqa: E402
 
 CODES = {
     "trivial script": "print(sum(range(1000)))\n",

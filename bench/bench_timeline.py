@@ -24,8 +24,8 @@ from studio.examples.pipeline import replay_stages
 from studio.scene.io import load_scene
 from studio.scene.kinematics import forward
 from studio.scene.pose import Pose
-from studio.timeline import ik
-from studio.timeline.ik import Goal, frame_pose, solve_ik
+from studio.timeline.motion import ik
+from studio.timeline.motion.ik import Goal, frame_pose, solve_ik
 from studio.timeline.motion import Segment, motion_tool
 from studio.timeline.author import segment_tool
 from studio.timeline.storyboard import get_state

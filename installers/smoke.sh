@@ -83,7 +83,7 @@ echo "smoke: agent CAD code in the sandbox, run by the frozen app as its own Pyt
 "$app" -c "
 import sys
 from pathlib import Path
-from studio.agent.sandbox import run_code
+from studio.sandbox.run import run_code
 r = run_code('from build123d import Box\nprint(round(Box(0.1, 0.2, 0.3).volume, 6))', Path(sys.argv[1]), time_limit=120)
 assert r.returncode == 0 and r.stdout.strip() == '0.006', (r.returncode, r.stdout, r.stderr[-2000:])
 print('smoke: sandboxed build123d box volume', r.stdout.strip())" "$tmp/agent" || fail "agent code did not run in the frozen app"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from studio.agent.tools import ToolBox
+from studio.tools.box import ToolBox
 from studio.scene.io import load_scene
 from studio.store.project import Project
 from studio.timeline.bake import bounds_hash
 from studio.timeline.film import save_segment
-from studio.timeline.interpolate import interpolate_poses
+from studio.timeline.motion.easing import interpolate_poses
 from studio.timeline.storyboard import get_state
 
 REVIEWER = "Ada"

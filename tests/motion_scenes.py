@@ -11,7 +11,7 @@ from studio.scene.pose import Pose
 from studio.scene.robot import add_robot
 from studio.timeline.motion import Segment
 from studio.timeline.storyboard import State
-from studio.timeline.walk import place_feet
+from studio.timeline.motion.walk_feet import place_feet
 
 ROBOT_LEGS = [{"joints": [f"hip_pitch_{s}", f"hip_roll_{s}", f"knee_{s}", f"ankle_{s}"], "sole": f"sole_{s}",
                "phase": 0.5 * i} for i, s in enumerate("lr")]

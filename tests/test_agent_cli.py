@@ -84,7 +84,7 @@ def test_offline_repair_reject_apply_log_and_revert_from_the_cli(arm, monkeypatc
     assert "no model configured: using the offline repairer" in out
     assert "#1 [proposed] state:hold" in out and "#2 [proposed] state:hold" in out
     with Project.open(arm) as p:
-        from studio.agent.repairs import list_proposals
+        from studio.repair.proposals import list_proposals
         props = {pr.check_name: pr.id for pr in list_proposals(p)}
         before = db_dump(p, skip=("audit", "repairs"))
     assert main(["agent", "repair", str(arm), "--reject", str(props["JointLimits"]),

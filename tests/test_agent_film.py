@@ -12,7 +12,7 @@ import av
 from calls_scenes import fingerprint, write
 from chat_server import ChatServer
 
-from studio.agent.calls import read_calls
+from studio.tools.calls import read_calls
 from studio.agent.client import ModelClient
 from studio.agent.loop import run_tools
 from studio.cli import main

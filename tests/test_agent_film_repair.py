@@ -13,11 +13,11 @@ from chat_server import ChatServer
 from motion_films import REVIEWER, floating_film, grasp_film, jamb_film, limit_film
 
 from studio.agent.client import ModelClient
-from studio.agent.errors import AgentError
-from studio.agent.film_loop import repair_film
-from studio.agent.motion_repair import approve_film_repair, propose_film
-from studio.agent.motion_trial import FilmTrial
-from studio.agent.repairs import get_proposal, reject
+from studio.repair.errors import RepairError
+from studio.repair.film_loop import repair_film
+from studio.repair.motion_repair import approve_film_repair, propose_film
+from studio.repair.motion_trial import FilmTrial
+from studio.repair.proposals import get_proposal, reject
 from studio.agent.steps import list_steps
 from studio.checks.report import failing_required
 from studio.checks.run import verify_film
@@ -131,7 +131,7 @@ def test_a_proposal_whose_segment_changed_since_is_refused_as_stale(tmp_path):
     tracks.roots["crate"][1:-1, 2] -= 0.01                          # someone re-baked it a centimetre lower
     CommandStack().run(BakeSegment(project, "out..in", tracks, "interpolate", REVIEWER))
     before = fingerprint(project)
-    with pytest.raises(AgentError, match=r"repair 1 is stale: segment out..in was re-baked since the proposal"):
+    with pytest.raises(RepairError, match=r"repair 1 is stale: segment out..in was re-baked since the proposal"):
         approve_film_repair(project, p.id, reviewer=REVIEWER)
     assert fingerprint(project) == before and get_proposal(project, p.id).status == "proposed"
     project.close()

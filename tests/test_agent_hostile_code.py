@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from agent_scripts import db_dump
-from studio.agent.bubblewrap import wall_problem
+from studio.sandbox.bubblewrap import wall_problem
 from studio.store.project import Project
 
 KEY = "sk-proj-HostileAudit0123456789abcdefXYZ"

@@ -10,9 +10,9 @@ from agent_scripts import db_dump
 from chat_server import ChatServer
 from studio.agent.client import ModelClient
 from studio.agent.model_repair import propose_with_model
-from studio.agent.repairs import approve, list_proposals, reject
+from studio.repair.proposals import approve, list_proposals, reject
 from studio.agent.steps import list_steps
-from studio.agent.tools import ToolBox
+from studio.tools.box import ToolBox
 from studio.scene.io import load_scene
 from studio.scene.pose import Pose
 from studio.timeline.storyboard import State, get_state, put_state

@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from agent_scripts import db_dump
-from studio.agent.errors import AgentError
-from studio.agent.offline import propose_offline
-from studio.agent.repairs import approve, get_proposal, list_proposals, reject
+from studio.repair.errors import RepairError
+from studio.repair.offline import propose_offline
+from studio.repair.proposals import approve, get_proposal, list_proposals, reject
 from studio.checks.report import required_checks_pass
 from studio.scene.io import load_scene
 from studio.scene.pose import Pose
@@ -105,9 +105,9 @@ def test_rejecting_a_proposal_changes_nothing_but_is_logged(broken):
     last = broken.audit_log(1)[0]
     assert (last["action"], last["target"]) == ("reject repair", f"repair:{target.id}")
     assert "move the shoulder" in last["detail"]
-    with pytest.raises(AgentError, match="is rejected; only a proposed repair can be approved"):
+    with pytest.raises(RepairError, match="is rejected; only a proposed repair can be approved"):
         approve(broken, target.id)
-    with pytest.raises(AgentError, match="say why"):
+    with pytest.raises(RepairError, match="say why"):
         reject(broken, by_check(proposals)["NoPenetration"].id, "  ")
 
 
@@ -135,7 +135,7 @@ def test_a_stale_proposal_is_refused_on_approval(broken):
     st.pose.roots["panel"][0] = 0.3
     put_state(broken, scene, st)
     before = db_dump(broken, skip=("audit",))
-    with pytest.raises(AgentError, match="no longer holds on the state as it is now"):
+    with pytest.raises(RepairError, match="no longer holds on the state as it is now"):
         approve(broken, push.id)
     assert db_dump(broken, skip=("audit",)) == before
 
@@ -143,7 +143,7 @@ def test_a_stale_proposal_is_refused_on_approval(broken):
 def test_a_floating_body_the_plan_has_grasped_is_attached_to_its_carrier(tmp_project):
     from agent_scenes import make_arm_project
     from agent_scripts import good_plan
-    from studio.timeline.ik import frame_pose
+    from studio.timeline.motion.ik import frame_pose
     scene = make_arm_project(tmp_project)
     plan = good_plan()
     plan["objects"] = [{"name": "panel", "description": ""}, {"name": "gripper", "description": ""}]

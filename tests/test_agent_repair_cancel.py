@@ -7,8 +7,8 @@ import json
 from chat_server import ChatServer
 from studio.agent.client import ModelClient
 from studio.agent.model_repair import propose_with_model
-from studio.agent.offline import propose_offline
-from studio.agent.repairs import list_proposals
+from studio.repair.offline import propose_offline
+from studio.repair.proposals import list_proposals
 from studio.agent.steps import list_steps
 from studio.scene.pose import Pose
 from studio.timeline.commands import SetPose
@@ -77,7 +77,7 @@ def test_cancel_stops_the_model_mid_reply_and_proposes_nothing(tmp_project):
 def test_cancelling_a_film_repair_search_keeps_what_was_found(tmp_path):
     """The jamb film: the whole search finds a proposal; cancelled at once, it tries nothing."""
     from motion_films import jamb_film
-    from studio.agent.motion_repair import propose_film
+    from studio.repair.motion_repair import propose_film
     project = jamb_film(tmp_path / "jamb")
     watch = Watch(cancel_at=1)                 # pressed while the film as it is was being verified
     made = propose_film(project, state=watch)

@@ -10,8 +10,8 @@ import pytest
 from agent_scripts import db_dump
 from calls_scenes import calls, fingerprint, write
 
-from studio.agent.calls import history
-from studio.agent.tools import ToolBox
+from studio.tools.calls import history
+from studio.tools.box import ToolBox
 from studio.cli import main
 from studio.store.project import Project
 from studio.timeline.commands import CommandStack
@@ -144,3 +144,29 @@ def test_log_calls_warns_of_edits_made_outside_the_tool_layer(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "1 edit(s)" in err and "outside the tool layer" in err and "'set plan' on plan by script" in err
     assert len((tmp_path / "h.jsonl").read_text().splitlines()) == 5
+
+
+def test_a_film_baked_by_studio_bake_logs_to_calls_that_rebuild_it(tmp_path, capsys):
+    """`studio bake` (the job the window's Bake runs too) records each segment as an author_segment
+    call, so the project's calls replay into an empty project to the same film, with no warning."""
+    path = new(tmp_path / "baked")
+    unbaked = [c for c in calls() if c["tool"] != "author_segment"]
+    assert main(["agent", "replay", str(path), str(write(tmp_path / "c.jsonl", unbaked)), "--quiet"]) == 0
+    assert not prints(path)["tracks"]
+    assert main(["bake", str(path), "--quiet"]) == 0
+    made = prints(path)
+    assert set(made["tracks"]) == {"start..slid", "slid..rest"} and made["tracks"]["slid..rest"][0] == "hold"
+    capsys.readouterr()
+    assert main(["agent", "log", str(path), "--calls", str(tmp_path / "history.jsonl")]) == 0
+    assert "outside the tool layer" not in capsys.readouterr().err
+    logged = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
+    bakes = [c for c in logged if c["tool"] == "author_segment"]
+    assert [c["arguments"]["segment"] for c in bakes] == ["start..slid", "slid..rest"]
+    assert bakes[1]["arguments"]["tool"] == "hold"                 # the tool the plan named, said in the call
+    with Project.open(path) as p:
+        actors = {r["actor"] for r in p.db.query("SELECT actor FROM audit WHERE action = 'tool call' "
+                                                 "AND target = 'author_segment'")}
+    assert len(actors) == 1 and actors.pop().startswith("job:")
+    again = new(tmp_path / "again")
+    assert main(["agent", "replay", str(again), str(tmp_path / "history.jsonl"), "--quiet"]) == 0
+    assert prints(again) == made

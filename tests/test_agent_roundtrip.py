@@ -71,7 +71,7 @@ def test_prompt_to_an_approved_state_and_gated_motion(tmp_project):
         ik = answers[2]
         assert ik["error_m"] < 1e-3
         lift = get_state(tmp_project, "lift")
-        from studio.timeline.ik import frame_pose
+        from studio.timeline.motion.ik import frame_pose
         grip = frame_pose(load_scene(tmp_project), lift.pose, "gripper")
         assert grip[:3, 3] == pytest.approx([-1.0, 0.0, 0.6], abs=1e-3)
         # the offset is in the gripper's own frame (turned with the forearm)
@@ -164,13 +164,13 @@ def test_revert_restores_exact_hashes(tmp_project):
 def test_carry_keeps_the_grasped_panel_on_the_gripper_between_approved_states(tmp_project):
     import numpy as np
 
-    from studio.agent.tools import ToolBox
+    from studio.tools.box import ToolBox
     from studio.checks.run import verify_state
     from studio.scene.kinematics import tracks_world
     from studio.scene.pose import Pose
     from studio.scene.transforms import from_7, invert, to_7
     from studio.timeline.film import load_segment
-    from studio.timeline.ik import frame_pose
+    from studio.timeline.motion.ik import frame_pose
     from studio.timeline.storyboard import State, put_state
     scene = make_arm_project(tmp_project)
     plan = arm_plan()
@@ -205,7 +205,7 @@ def test_carry_keeps_the_grasped_panel_on_the_gripper_between_approved_states(tm
 
 def test_plan_state_repair_round_trip_through_the_model(tmp_project):
     from studio.agent.model_repair import propose_with_model
-    from studio.agent.repairs import approve
+    from studio.repair.proposals import approve
     from studio.checks.report import load_reports, required_checks_pass
     make_arm_project(tmp_project)
     bad_state = {"tool_calls": [

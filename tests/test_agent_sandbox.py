@@ -6,8 +6,8 @@ import os
 import pytest
 import trimesh
 
-from studio.agent.errors import ToolRefused
-from studio.agent.sandbox import inside_job, run_code
+from studio.sandbox.errors import SandboxRefused
+from studio.sandbox.run import inside_job, run_code
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_paths_given_by_the_agent_stay_in_the_job_folder(job):
     job.mkdir(parents=True)
     assert inside_job(job, "out/part.stl") == (job / "out" / "part.stl").resolve()
     for bad in ("/etc/passwd", "../x.stl", "out/../../x.stl", " "):
-        with pytest.raises(ToolRefused):
+        with pytest.raises(SandboxRefused):
             inside_job(job, bad)
 
 
@@ -123,7 +123,7 @@ def test_what_the_code_sees_and_who_it_is_on_the_host(job, monkeypatch, tmp_path
 
 
 def test_processes_that_together_pass_the_memory_limit_are_killed(job):
-    from studio.agent.task_group import TaskGroup
+    from studio.sandbox.task_group import TaskGroup
     group = TaskGroup.make(8, 1 << 30)
     if group is None:
         pytest.skip("the studio may not make a task group here; each process keeps only its rlimit")

@@ -11,7 +11,7 @@ from studio.examples.baseline import single_pass
 from studio.store.project import Project
 from studio.timeline import film
 from studio.timeline.bake import ROUNDING, bake_segment
-from studio.timeline.interpolate import interpolate_poses
+from studio.timeline.motion.easing import interpolate_poses
 from studio.timeline.storyboard import get_state
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio.agent.errors import ToolRefused
-from studio.agent.tools import ToolBox
+from studio.tools.errors import ToolRefused
+from studio.tools.box import ToolBox
 from studio.scene.cameras import placed
 from studio.scene.io import load_scene
 from studio.scene.ir import IRError, Scene

@@ -3,7 +3,7 @@ film made through the tool layer and checked by the real verifiers."""
 from __future__ import annotations
 
 import calls_scenes
-from studio.agent.tools import ToolBox
+from studio.tools.box import ToolBox
 from studio.checks.run import verify_film
 from studio.checks.signals import signals
 from studio.cli import main

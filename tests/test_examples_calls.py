@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from calls_scenes import fingerprint
 
-from studio.agent.calls import read_calls
+from studio.tools.calls import read_calls
 from studio.cli import main
 from studio.examples import calls_file, example_names
 from studio.examples.pipeline import PipelineError, example_calls, replay_stages
@@ -104,9 +104,9 @@ def test_an_unknown_example_is_bad_input(tmp_path, capsys):
 
 
 def test_scene_tools_an_example_needs_are_undoable_audited_and_checked(tmp_path):
-    from studio.agent.calls import history
-    from studio.agent.errors import ToolRefused
-    from studio.agent.tools import ToolBox
+    from studio.tools.calls import history
+    from studio.tools.errors import ToolRefused
+    from studio.tools.box import ToolBox
     from studio.scene.io import load_scene
     from studio.timeline.commands import CommandStack
     with Project.create(tmp_path / "p", name="p") as p:

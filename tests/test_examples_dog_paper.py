@@ -15,7 +15,7 @@ from studio.scene.kinematics import frame_world, tracks_world
 from studio.timeline.commands import CommandStack
 from studio.timeline.film import list_segments, load_film_tracks
 from studio.timeline.gate import GateError
-from studio.timeline.ik import frame_pose
+from studio.timeline.motion.ik import frame_pose
 from studio.timeline.plan import plan_segments, validate_plan
 from studio.timeline.reviews import record_review
 from studio.timeline.segment_commands import AuthorSegment

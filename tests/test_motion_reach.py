@@ -16,7 +16,7 @@ from studio.checks.run import run_checks
 from studio.scene.meshes import scene_meshes
 from studio.scene.pose import Pose, Tracks
 from studio.timeline.bake import complete, pin
-from studio.timeline.ik import Goal, frame_pose, solve_ik
+from studio.timeline.motion.ik import Goal, frame_pose, solve_ik
 from studio.timeline.motion import MotionError, motion_tool
 from studio.timeline.motion.reach import attachment_events
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from calls_scenes import calls, fingerprint
 
-from studio.agent.tools import ToolBox
+from studio.tools.box import ToolBox
 from studio.scene.io import load_scene
 from studio.scene.pose import Tracks
 from studio.timeline.author import authored

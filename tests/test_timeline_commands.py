@@ -8,7 +8,7 @@ from studio.scene.pose import Pose
 from studio.timeline import film
 from studio.timeline.commands import BakeSegment, CommandStack, DeleteState, MoveKey, ReviewState, SetPose, SetState
 from studio.timeline.gate import state_status
-from studio.timeline.interpolate import interpolate_poses
+from studio.timeline.motion.easing import interpolate_poses
 from studio.timeline.reviews import list_reviews
 from studio.timeline.storyboard import State, get_state
 

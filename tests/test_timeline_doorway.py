@@ -37,7 +37,7 @@ def test_plan_and_states(doorway_project):
     assert [s.id for s in states] == ["start", "reach", "lift", "sidestep", "advance", "align", "tilt",
                                       "through", "set_down", "release"]
     reach = {s.id: s for s in states}["reach"].pose
-    from studio.timeline.ik import frame_pose
+    from studio.timeline.motion.ik import frame_pose
     for side, handle in (("l", "handle_left"), ("r", "handle_right")):
         grip = frame_pose(scene, reach, f"gripper_{side}")[:3, 3]
         edge = frame_pose(scene, reach, handle)[:3, 3] - [0.03, 0, 0]        # the near edge face

@@ -12,14 +12,14 @@ from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import from_7, quat_from_axis_angle
 from studio.timeline import film
 from studio.timeline.bake import bake_segment, hits_states
-from studio.timeline.carry import carry, handle_targets
-from studio.timeline.footsteps import (com_path, contacts, foot_corners, foot_tracks, inside, plan_footsteps,
+from studio.timeline.motion.carry import carry, handle_targets
+from studio.timeline.motion.footsteps import (com_path, contacts, foot_corners, foot_tracks, inside, plan_footsteps,
                                        planted, support_polygon)
 from studio.timeline.gate import GateError
-from studio.timeline.ik import Goal, bend_angle, frame_pose, solve_ik, solve_limb, two_bone
-from studio.timeline.interpolate import interpolate_poses, slerp_keys, squad
-from studio.timeline.planar import Mechanism, Plane, simulate_planar
-from studio.timeline.simulate import simulate_rigid
+from studio.timeline.motion.ik import Goal, bend_angle, frame_pose, solve_ik, solve_limb, two_bone
+from studio.timeline.motion.easing import interpolate_poses, slerp_keys, squad
+from studio.timeline.motion.planar_pymunk import Mechanism, Plane, simulate_planar
+from studio.timeline.motion.simulate_mujoco import simulate_rigid
 from studio.timeline.storyboard import get_state
 
 

@@ -12,7 +12,7 @@ from studio.checks.run import verify_film
 from studio.store.reports import REQUIRED
 from studio.timeline import film
 from studio.timeline.bake import bake_segment
-from studio.timeline.interpolate import interpolate_poses
+from studio.timeline.motion.easing import interpolate_poses
 from studio.timeline.plan import PlanError, load_plan, plan_segments, save_plan, validate_plan
 from studio.timeline.progress import progress
 from studio.timeline.reviews import record_review

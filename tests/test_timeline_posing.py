@@ -8,7 +8,7 @@ from timeline_scenes import arm_scene
 from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
 from studio.scene.transforms import quat_from_axis_angle
-from studio.timeline.ik import frame_pose
+from studio.timeline.motion.ik import frame_pose
 from studio.timeline.posing import PoseError, align, move_body, reach, set_joint
 
 

@@ -9,9 +9,9 @@ import pytest
 from agent_scripts import db_dump
 from calls_scenes import calls, fingerprint
 
-from studio.agent.calls import history
-from studio.agent.errors import ToolRefused
-from studio.agent.tools import ToolBox
+from studio.tools.calls import history
+from studio.tools.errors import ToolRefused
+from studio.tools.box import ToolBox
 from studio.cli import main
 from studio.scene.io import load_scene
 from studio.timeline.commands import CommandStack
@@ -149,7 +149,7 @@ def test_author_segment_is_refused_by_the_gate_and_bakes_nothing(tmp_project):
 
 def test_a_deleted_key_state_comes_back_on_undo_and_the_history_replays(tmp_path):
     import calls_scenes
-    from studio.agent.tools import ToolBox
+    from studio.tools.box import ToolBox
     from studio.store.project import Project
     from studio.timeline.commands import CommandStack
     from studio.timeline.storyboard import get_state

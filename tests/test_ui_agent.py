@@ -91,7 +91,7 @@ def test_without_a_model_the_dock_says_where_to_set_one(window, qtbot):
 
 
 def test_an_edited_plan_is_checked_and_a_bad_one_is_not_stored(window, qtbot):
-    from studio.agent.tools import ToolBox
+    from studio.tools.box import ToolBox
     from studio.ui.qt_plan import QtPlanEditor
     box = ToolBox(window.session.project, actor="person")
     for c in calls_scenes.calls()[:6]:                         # the bodies, the camera, then the plan

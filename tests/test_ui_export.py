@@ -10,7 +10,7 @@ from studio.jobs.deliver import DeliveryError
 from studio.scene.io import load_scene, save_scene
 from studio.checks.run import verify_film, verify_state
 from studio.timeline.bake import bake_segment
-from studio.timeline.interpolate import interpolate_poses
+from studio.timeline.motion.easing import interpolate_poses
 from studio.timeline.reviews import record_review
 from studio.timeline.storyboard import get_state
 from studio.ui.export import ExportRefused, finish_export, plan_export, queue_blend_check, submit_export

@@ -8,7 +8,7 @@ from calls_scenes import fingerprint
 from motion_films import jamb_film
 from PySide6.QtCore import Qt
 
-from studio.agent.repairs import list_proposals
+from studio.repair.proposals import list_proposals
 from studio.timeline.reviews import list_reviews
 from studio.ui.main_window import MainWindow
 from studio.ui.session import Session

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from studio.agent.repairs import list_proposals
+from studio.repair.proposals import list_proposals
 from studio.scene.pose import Pose
 from studio.timeline.commands import SetPose
 from studio.timeline.storyboard import get_state

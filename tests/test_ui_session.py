@@ -130,7 +130,7 @@ def test_an_empty_project_has_a_timeline_to_key_on(tmp_project):
 
 
 def test_the_viewport_camera_follows_its_body_from_state_to_state(tmp_project):
-    from studio.agent.tools import ToolBox
+    from studio.tools.box import ToolBox
     add_boxes(tmp_project, states=3)
     ToolBox(tmp_project, actor="person").call("add_camera", {"name": "wide", "position": [0, -3, 1.5],
                                                              "target": [0, 0, 0.2], "follow": "crate"})

@@ -32,9 +32,9 @@ from studio.store.endpoints import Endpoint, active_endpoint, remember_capabilit
 from studio.store.secrets import scrub
 from studio.store.settings import load_settings
 
-from . import text_tools
-from .errors import AgentError, ModelMissing
-from .stream import Assembly, Reply, ToolCall
+from studio.agent import text_tools
+from studio.agent.errors import AgentError, ModelMissing
+from studio.agent.stream import Assembly, Reply, ToolCall
 
 __all__ = ["ModelClient", "Reply", "ToolCall"]
 

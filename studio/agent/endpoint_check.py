@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .client import ModelClient
+from studio.agent.client import ModelClient
 
 PROBE_TOOL = {"type": "function", "function": {
     "name": "report_ready", "description": "Say that the studio's tools reach you.",

@@ -16,13 +16,13 @@ import traceback
 from pathlib import Path
 
 from studio.jobs.agent_spec import OUTPUT
-from studio.jobs.bake_entry import emit, finish
+from studio.jobs.contract import emit, finish
 from studio.store.project import Project
 
-from .client import ModelClient
-from .errors import AgentError
-from .loop import run_tools
-from .planner import make_plan
+from studio.agent.client import ModelClient
+from studio.agent.errors import AgentError
+from studio.agent.loop import run_tools
+from studio.agent.planner import make_plan
 
 BUILD_TASK = "Build the scene this plan needs and author its key states."
 

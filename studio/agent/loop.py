@@ -17,13 +17,14 @@ from studio.scene.io import load_scene
 from studio.store.project import Project
 from studio.timeline.commands import CommandStack
 
-from .client import ModelClient
-from .errors import AgentError, ToolRefused
-from .planner import scene_summary
-from .steps import record_step, save_snapshot
-from .stream import Usage
-from .tool_schemas import openai_tools
-from .tools import ToolBox
+from studio.agent.client import ModelClient
+from studio.agent.errors import AgentError
+from studio.tools.errors import ToolRefused
+from studio.agent.planner import scene_summary
+from studio.agent.steps import record_step, save_snapshot
+from studio.agent.stream import Usage
+from studio.tools.schemas import openai_tools
+from studio.tools.box import ToolBox
 
 SYSTEM = """You are the agent of a pose-to-pose 4D animation studio. You act only through
 the tools. Build the scene the plan needs, then author each planned key state as a

@@ -20,19 +20,20 @@ from dataclasses import dataclass, field
 
 from studio.scene.pose import Pose
 from studio.store.project import Project
-from studio.timeline.author import check_params, segment_tool
+from studio.timeline.author import segment_tool
+from studio.timeline.motion import check_params
 from studio.timeline.gate import parse_segment
 from studio.timeline.motion import MotionError, motion_tools
 
-from .client import ModelClient
-from .film_failures import FailingRun
-from .motion_candidates import _ends, _shot, _state_id
-from .motion_repair import PREFIX, basis
-from .motion_trial import FilmTrial, RepairUnfit
-from .plan_shape import PlanInvalid
-from .planner import parse_json_reply
-from .repairs import Proposal, rejection_notes, save_proposal
-from .steps import record_step
+from studio.agent.client import ModelClient
+from studio.repair.film_failures import FailingRun
+from studio.repair.motion_candidates import _ends, _shot, _state_id
+from studio.repair.motion_repair import PREFIX, basis
+from studio.repair.motion_trial import FilmTrial, RepairUnfit
+from studio.agent.plan_shape import PlanInvalid
+from studio.agent.planner import parse_json_reply
+from studio.repair.proposals import Proposal, rejection_notes, save_proposal
+from studio.agent.steps import record_step
 
 SYSTEM = """You repair the baked motion of a 4D animation between two approved key states.
 Reply with ONE JSON object and nothing else:

@@ -21,17 +21,18 @@ from studio.scene.pose import Pose
 from studio.store.project import Project
 from studio.timeline.storyboard import get_state
 
-from .client import ModelClient
-from .errors import AgentError, Cancelled
-from .offline import RULES
-from .planner import parse_json_reply
-from .plan_shape import PlanInvalid
-from .reply_schemas import REPAIR_SCHEMA
-from .repairs import (Proposal, distinct_failures, rejection_notes, report_progress, save_proposal, stop_requested,
+from studio.agent.client import ModelClient
+from studio.agent.errors import AgentError
+from studio.repair.errors import Cancelled
+from studio.repair.offline import RULES
+from studio.agent.planner import parse_json_reply
+from studio.agent.plan_shape import PlanInvalid
+from studio.agent.reply_schemas import REPAIR_SCHEMA
+from studio.repair.proposals import (Proposal, distinct_failures, rejection_notes, report_progress, save_proposal, stop_requested,
                       verify_changes)
-from .steps import record_step
-from .stream import Usage
-from .verify import check_pose
+from studio.agent.steps import record_step
+from studio.agent.stream import Usage
+from studio.tools.verify import check_pose
 
 SYSTEM = """You repair one failing storyboard state of a 4D animation studio. You may change
 root body transforms ([x, y, z, w, qx, qy, qz], metres) and joint values (radians or

@@ -18,14 +18,14 @@ from studio.scene.ir import Scene
 from studio.store.project import Project
 from studio.timeline.plan import save_plan
 
-from .client import ModelClient
-from .errors import AgentError
-from .plan_shape import PlanInvalid, validate_plan
-from .reply_json import find_json
-from .reply_schemas import PLAN_SCHEMA, drop_nulls
-from .rewriters import rewrite_motion, rewrite_scene
-from .stream import Usage
-from .steps import record_step, save_snapshot
+from studio.agent.client import ModelClient
+from studio.agent.errors import AgentError
+from studio.agent.plan_shape import PlanInvalid, validate_plan
+from studio.agent.reply_json import find_json
+from studio.agent.reply_schemas import PLAN_SCHEMA, drop_nulls
+from studio.agent.rewriters import rewrite_motion, rewrite_scene
+from studio.agent.stream import Usage
+from studio.agent.steps import record_step, save_snapshot
 
 PLAN_SYSTEM = """You are the planner of a pose-to-pose 4D animation studio.
 From the prompt and the two briefs, write the film's plan as ONE JSON object and

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from .plan_shape import PlanInvalid
+from studio.agent.plan_shape import PlanInvalid
 
 FENCE = re.compile(r"```[ \t]*(?:json|JSON|jsonc)?[ \t]*\r?\n?(.*?)```", re.S)
 _decoder = json.JSONDecoder()

@@ -8,7 +8,7 @@ shapes the reply: `plan_shape` and `read_changes` still check it as before.
 """
 from __future__ import annotations
 
-from .plan_shape import EVENT_KINDS
+from studio.agent.plan_shape import EVENT_KINDS
 
 
 def _obj(**props) -> dict:

@@ -6,8 +6,8 @@ other's framing; the motion rewriter reads the scene brief only as text.
 """
 from __future__ import annotations
 
-from .client import ModelClient, Reply
-from .errors import AgentError
+from studio.agent.client import ModelClient, Reply
+from studio.agent.errors import AgentError
 
 SCENE_SYSTEM = """You are the scene rewriter of a pose-to-pose 4D animation studio.
 Expand the user's prompt into a production brief of the static scene: choose one

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import AgentError
-from .reply_json import unwrap_arguments
+from studio.agent.errors import AgentError
+from studio.agent.reply_json import unwrap_arguments
 
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)   # a reasoning model served without a reasoning parser

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 
-from .plan_shape import PlanInvalid
-from .reply_json import find_json, unwrap_arguments
-from .stream import Reply, ToolCall
+from studio.agent.plan_shape import PlanInvalid
+from studio.agent.reply_json import find_json, unwrap_arguments
+from studio.agent.stream import Reply, ToolCall
 
 PROTOCOL = """
 You have tools. To call tools, reply with ONE JSON object and nothing else:

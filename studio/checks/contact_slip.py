@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .contacts import similar_inverse as invert
+from studio.checks.contacts import similar_inverse as invert
 
-from .footage import Footage
-from .report import Report
-from .supported import carries
+from studio.checks.footage import Footage
+from studio.checks.report import Report
+from studio.checks.supported import carries
 
 NAME = "ContactSlip"
 SLIP_M = 0.002

@@ -42,7 +42,7 @@ import numpy as np
 
 from studio.scene.transforms import invert
 
-from .shape import FEW_PLANES, Shape
+from studio.checks.shape import FEW_PLANES, Shape
 
 
 

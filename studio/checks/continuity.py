@@ -13,8 +13,8 @@ import numpy as np
 
 from studio.scene.transforms import matrix_to_quat
 
-from .footage import Footage
-from .report import Report
+from studio.checks.footage import Footage
+from studio.checks.report import Report
 
 NAME = "Continuity"
 FLOOR_M, FLOOR_RAD, FACTOR = 0.05, 0.3, 8.0

@@ -25,9 +25,9 @@ import numpy as np
 
 from studio.scene.kinematics import frame_world
 
-from .contacts import tau
-from .footage import Footage
-from .report import Report
+from studio.checks.contacts import tau
+from studio.checks.footage import Footage
+from studio.checks.report import Report
 
 NAME = "EventsSatisfied"
 DEFAULT_TOL = {"grasp": 0.03, "release": 0.03, "reach": 0.05, "contact": 0.0}

@@ -20,8 +20,8 @@ from studio.scene.ir import Scene
 from studio.scene.kinematics import tracks_world
 from studio.scene.pose import Pose, Tracks
 
-from .contacts import ContactCache, Contacts, measure, tau
-from .shape import Shape, shape_of
+from studio.checks.contacts import ContactCache, Contacts, measure, tau
+from studio.checks.shape import Shape, shape_of
 
 
 @dataclass

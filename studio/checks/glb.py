@@ -39,9 +39,9 @@ from studio.scene.ir import Body, Geometry, Scene
 from studio.scene.pose import Tracks
 from studio.scene.transforms import matrix_to_quat, quat_normalize, quat_to_matrix
 
-from .footage import Growth
-from .gltf_keys import sample
-from .gltf_schema import MAX_DEPTH, SchemaError, check, depth, studio_extras
+from studio.checks.footage import Growth
+from studio.checks.gltf_keys import sample
+from studio.checks.gltf_schema import MAX_DEPTH, SchemaError, check, depth, studio_extras
 
 MAGIC, JSON_CHUNK, BIN_CHUNK = 0x46546C67, 0x4E4F534A, 0x004E4942
 COMPONENTS = {5120: ("b", 1), 5121: ("B", 1), 5122: ("h", 2), 5123: ("H", 2), 5125: ("I", 4), 5126: ("f", 4)}

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .footage import Footage
-from .report import Report
+from studio.checks.footage import Footage
+from studio.checks.report import Report
 
 NAME = "NoPenetration"
 

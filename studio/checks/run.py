@@ -24,11 +24,11 @@ from studio.store.project import Project
 from studio.timeline.film import film_binding, load_film_tracks
 from studio.timeline.storyboard import content_hash, get_state, list_states
 
-from . import (contact_slip, continuity, events, joint_limits, penetration, support_margin, supported,
+from studio.checks import (contact_slip, continuity, events, joint_limits, penetration, support_margin, supported,
                wellformed)
-from .contacts import ContactCache
-from .footage import Footage
-from .report import Report, save_reports
+from studio.checks.contacts import ContactCache
+from studio.checks.footage import Footage
+from studio.checks.report import Report, save_reports
 
 VERIFIERS = [wellformed, joint_limits, penetration, events, supported, continuity, support_margin, contact_slip]
 

@@ -14,9 +14,9 @@ from studio.scene.meshes import scene_meshes
 from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
 
-from .glb import load_glb_film
-from .report import Report, required_checks_pass
-from .run import approved_states, run_checks
+from studio.checks.glb import load_glb_film
+from studio.checks.report import Report, required_checks_pass
+from studio.checks.run import approved_states, run_checks
 
 SCORED = ("NoPenetration", "Supported", "JointLimits", "AnimationWellFormed", "EventsSatisfied")
 

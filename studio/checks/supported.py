@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import events as event_checks
-from .footage import Footage, excluded_body
-from .report import Report
+from studio.checks import events as event_checks
+from studio.checks.footage import Footage, excluded_body
+from studio.checks.report import Report
 
 NAME = "Supported"
 

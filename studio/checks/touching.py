@@ -17,9 +17,9 @@ import trimesh
 
 from studio.scene.ir import Scene
 
-from .contacts import ContactCache, measure
-from .footage import measured_pairs
-from .shape import shape_of
+from studio.checks.contacts import ContactCache, measure
+from studio.checks.footage import measured_pairs
+from studio.checks.shape import shape_of
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .footage import Footage
-from .joint_limits import runs
-from .report import Report
+from studio.checks.footage import Footage
+from studio.checks.joint_limits import runs
+from studio.checks.report import Report
 
 NAME = "AnimationWellFormed"
 HIT_TOL = 1e-6

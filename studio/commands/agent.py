@@ -22,7 +22,7 @@ from pathlib import Path
 
 from studio.store.project import Project
 
-from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
+from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 
 
 def register(sub) -> None:
@@ -67,7 +67,7 @@ def register(sub) -> None:
     q.add_argument("step", type=int)
     q.set_defaults(func=cmd_revert)
 
-    from .calls import add_replay
+    from studio.commands.calls import add_replay
     add_replay(asub)
     q = asub.add_parser("run-code", help="run a file as agent code, in the agent's sandbox (for audits)")
     q.add_argument("path", type=Path)
@@ -89,9 +89,9 @@ def _client():
         raise CommandError(str(e), EXIT_ENVIRONMENT) from None
 
 
-def _agent_errors():
-    from studio.agent.errors import AgentError
-    return AgentError
+def _refusals():
+    from studio.store.errors import Refused
+    return Refused
 
 
 def cmd_plan(args) -> int:
@@ -101,7 +101,7 @@ def cmd_plan(args) -> int:
     with Project.open(args.path) as project:
         try:
             result = make_plan(project, client, args.prompt)
-        except _agent_errors() as e:
+        except _refusals() as e:
             raise CommandError(str(e), EXIT_FAILED) from None
         plan = result.plan
         print(f"plan stored as step {result.step} ({result.tokens} tokens, {result.attempts} attempt(s))")
@@ -113,7 +113,7 @@ def cmd_plan(args) -> int:
             try:
                 loop = run_tools(project, client, "Build the scene this plan needs and author its key states.",
                                  max_turns=args.max_turns, on_event=lambda m: print(f"  {m}"))
-            except _agent_errors() as e:
+            except _refusals() as e:
                 raise CommandError(str(e), EXIT_FAILED) from None
             print(f"built in {loop.turns} turn(s), steps {loop.steps}, {len(loop.refused)} call(s) refused")
             if loop.final_text:
@@ -142,19 +142,19 @@ def _short(v) -> str:
 
 
 def cmd_repair(args) -> int:
-    from studio.agent import repairs
-    from studio.agent.offline import propose_offline
+    from studio.repair import proposals as repairs
+    from studio.repair.offline import propose_offline
     from studio.timeline.storyboard import list_states
-    AgentError = _agent_errors()
+    Refused = _refusals()
     if (args.film or args.interval or args.until_pass or args.approve_verified) and args.apply is None \
             and args.reject is None and not args.list:
-        from .film_repair import cmd_repair_film
+        from studio.commands.film_repair import cmd_repair_film
         return cmd_repair_film(args)
     with Project.open(args.path) as project:
         try:
             if args.apply is not None:
                 if repairs.get_proposal(project, args.apply).target.startswith("film:"):
-                    from .film_repair import apply_film
+                    from studio.commands.film_repair import apply_film
                     return apply_film(project, args.apply, args.reviewer)
                 cmd = repairs.approve(project, args.apply, reviewer=args.reviewer)
                 print(f"applied: {cmd.label}")
@@ -192,16 +192,16 @@ def cmd_repair(args) -> int:
                 if not made and not unsolved:
                     print(f"  state {sid}: no failure the repairers handle (NoPenetration, Supported, JointLimits)")
                 left += len(unsolved)
-        except AgentError as e:
+        except Refused as e:
             raise CommandError(str(e), EXIT_FAILED) from None
     return EXIT_FAILED if left else 0
 
 
 def cmd_log(args) -> int:
-    from studio.agent.repairs import list_proposals
+    from studio.repair.proposals import list_proposals
     from studio.agent.steps import list_steps
     if args.calls:
-        from .calls import write_history
+        from studio.commands.calls import write_history
         return write_history(args.path, args.calls)
     from studio.timeline.reviews import by_whom, list_reviews, reviewer_kinds
     with Project.open(args.path) as project:
@@ -283,8 +283,8 @@ def _client_from(ModelClient, settings):
     except ModelMissing as e:
         raise CommandError(str(e), EXIT_ENVIRONMENT) from None
 def cmd_run_code(args) -> int:
-    from studio.agent.errors import SandboxMissing, ToolRefused
-    from studio.agent.scene_tools import run_part_code
+    from studio.sandbox.errors import SandboxMissing, SandboxRefused
+    from studio.tools.scene_tools import run_part_code
     try:
         code = args.file.read_text()
     except (OSError, UnicodeDecodeError) as e:
@@ -296,7 +296,7 @@ def cmd_run_code(args) -> int:
             run = run_part_code(project, code, args.time_limit)
         except SandboxMissing as e:
             raise CommandError(str(e), EXIT_ENVIRONMENT) from None
-        except ToolRefused as e:
+        except SandboxRefused as e:
             raise CommandError(str(e), EXIT_ENVIRONMENT) from None
     print(f"job folder: {run.job_dir}")
     for name in ("stdout", "stderr"):

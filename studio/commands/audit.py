@@ -7,7 +7,7 @@ from studio.store.project import Project
 from studio.timeline.reviews import by_whom
 from studio.timeline.trust import verify_project
 
-from . import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from studio.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 
 
 def register(sub) -> None:

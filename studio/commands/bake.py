@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
+from studio.commands import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
 
 
 def register(sub) -> None:

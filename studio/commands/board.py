@@ -71,8 +71,8 @@ def cmd_status(args) -> int:
 
 def _tool(project: Project, actor: str, name: str, arguments: dict):
     """One call of the tool layer as `actor`; a refusal is the command's answer (exit 1)."""
-    from studio.agent.errors import ToolRefused
-    from studio.agent.tools import ToolBox
+    from studio.tools.errors import ToolRefused
+    from studio.tools.box import ToolBox
     from studio.store.keys import ReviewerKeyError
     try:
         return ToolBox(project, actor=actor).call(name, arguments)

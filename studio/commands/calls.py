@@ -7,7 +7,7 @@ from pathlib import Path
 
 from studio.store.project import Project, write_atomic
 
-from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
+from studio.commands import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
 
 
 def add_replay(asub) -> None:
@@ -19,7 +19,7 @@ def add_replay(asub) -> None:
 
 
 def cmd_replay(args) -> int:
-    from studio.agent.calls import CallsFileError, ReplayRefused, read_calls, replay
+    from studio.tools.calls import CallsFileError, ReplayRefused, read_calls, replay
     try:
         calls = read_calls(args.calls)
     except CallsFileError as e:
@@ -41,7 +41,7 @@ def cmd_replay(args) -> int:
 
 
 def write_history(project_path: Path, out: str | None) -> int:
-    from studio.agent.calls import history, outside_edits, write_calls
+    from studio.tools.calls import history, outside_edits, write_calls
     with Project.open(project_path) as project:
         calls = history(project)
         outside = outside_edits(project)

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
+from studio.commands import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
 
 
 def register(sub) -> None:

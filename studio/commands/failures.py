@@ -14,7 +14,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, CommandError
+from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, CommandError
 
 LOG_NAME = "studio.log"
 

@@ -6,7 +6,7 @@ import re
 
 from studio.store.project import Project
 
-from . import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
+from studio.commands import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
 
 
 def parse_interval(text: str | None) -> tuple[int, int] | None:
@@ -19,27 +19,30 @@ def parse_interval(text: str | None) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
-def _client(offline: bool):
+def _model_proposer(offline: bool):
+    """The model's film repairs for the search to try beside its own, or None (offline, or no model)."""
     if offline:
         return None
     from studio.agent.client import ModelClient
     from studio.agent.errors import ModelMissing
+    from studio.agent.model_motion_repair import propose_film_with_model
     try:
-        return ModelClient.from_settings()
+        client = ModelClient.from_settings()
     except ModelMissing:
         print("no model configured: using the offline rules")
         return None
+    return lambda project, trial, runs: propose_film_with_model(project, client, trial, runs)
 
 
 def cmd_repair_film(args) -> int:
-    from studio.agent.errors import AgentError
-    from studio.agent.film_loop import repair_film
-    from studio.agent.repairs import get_proposal
+    from studio.repair.film_loop import repair_film
+    from studio.store.errors import Refused
+    from studio.repair.proposals import get_proposal
     interval = parse_interval(args.interval)
     if args.max_rounds < 1:
         raise CommandError(f"--max-rounds {args.max_rounds}: expected at least 1", EXIT_BAD_INPUT)
     with Project.open(args.path) as project:
-        client = _client(args.offline)
+        model_proposer = _model_proposer(args.offline)
 
         def report(rnd) -> None:
             failing = ", ".join(rnd.failing) or "none"
@@ -53,9 +56,9 @@ def cmd_repair_film(args) -> int:
                 print(f"  unsolved: {u}")
         try:
             result = repair_film(project, until_pass=args.until_pass, max_rounds=args.max_rounds,
-                                 approve_verified=args.approve_verified, interval=interval, client=client,
+                                 approve_verified=args.approve_verified, interval=interval, model_proposer=model_proposer,
                                  on_round=report)
-        except (AgentError, ValueError) as e:
+        except (Refused, ValueError) as e:
             raise CommandError(str(e), EXIT_FAILED) from None
         print(f"{len(result.rounds)} round(s), {result.proposals} proposal(s), {result.applied} applied; "
               f"required checks {'pass' if result.passing else 'fail'}"
@@ -68,11 +71,11 @@ def cmd_repair_film(args) -> int:
 
 
 def apply_film(project: Project, repair_id: int, reviewer: str) -> int:
-    from studio.agent.errors import AgentError
-    from studio.agent.motion_repair import approve_film_repair
+    from studio.repair.motion_repair import approve_film_repair
+    from studio.store.errors import Refused
     try:
         cmd = approve_film_repair(project, repair_id, reviewer=reviewer)
-    except AgentError as e:
+    except Refused as e:
         raise CommandError(str(e), EXIT_FAILED) from None
     print(f"applied: {cmd.label}; re-baked {', '.join(cmd.baked)}")
     for sid in cmd.keyed:

@@ -11,7 +11,7 @@ from studio.scene.meshes import MeshError, build_body_mesh, build_scene_meshes, 
 from studio.scene.parts import catalogue
 from studio.store.project import Project
 
-from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
+from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 
 
 def register(sub) -> None:

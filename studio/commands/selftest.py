@@ -16,7 +16,7 @@ from pathlib import Path
 
 from studio import __version__
 
-from . import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, CommandError
+from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, CommandError
 
 SKIP = ("jobs", "renders", "exports", "studio.db-wal", "studio.db-shm")
 

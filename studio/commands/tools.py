@@ -19,7 +19,7 @@ def _fields(schema: dict) -> str:
 
 
 def cmd_tools(args) -> int:
-    from studio.agent.tool_schemas import catalogue, motion_catalogue
+    from studio.tools.schemas import catalogue, motion_catalogue
     tools, motion = catalogue(), motion_catalogue()
     if args.json:
         json.dump({"tools": [{"name": n, "description": d, "parameters": p} for n, (d, p) in tools.items()],

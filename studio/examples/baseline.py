@@ -14,7 +14,7 @@ from pathlib import Path
 from studio.scene.io import load_scene, save_scene
 from studio.store.project import Project
 from studio.timeline.film import save_segment, segment_id
-from studio.timeline.interpolate import interpolate_poses
+from studio.timeline.motion.easing import interpolate_poses
 from studio.timeline.storyboard import list_states
 
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.agent.calls import Call, CallsFileError, ReplayRefused, read_calls, replay
+from studio.tools.calls import Call, CallsFileError, ReplayRefused, read_calls, replay
 from studio.checks.report import Report, required_checks_pass
 from studio.checks.run import verify_film, verify_state
 from studio.checks.score import rates
@@ -32,7 +32,7 @@ from studio.timeline.film import load_film_tracks
 from studio.timeline.gate import board_status
 from studio.timeline.storyboard import content_hash, list_states
 
-from . import calls_file, example_names
+from studio.examples import calls_file, example_names
 
 
 class PipelineError(Exception):

@@ -15,7 +15,7 @@ from studio.timeline.gate import parse_segment
 from studio.timeline.plan import load_plan, plan_segments
 
 OUTPUT = "out/bake.json"
-ENTRY = "studio.jobs.bake_entry"
+ENTRY = "studio.tools.bake_job"        # the job process (a tool-layer entry: each bake is a tool call)
 
 
 class BakeSpecError(ValueError):

@@ -9,9 +9,26 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.store.project import sha256_file
+from studio.store.project import sha256_file, write_atomic
 
 MARKER = "done.json"
+
+
+def emit(**event) -> None:
+    """One progress event of a job process, a JSON line on stdout (as the Blender worker writes them)."""
+    print(json.dumps(event), flush=True)
+
+
+def finish(folder: Path, output: str, result: dict, marker: dict) -> int:
+    """The done contract from a job process of the studio's own Python: the one output, its
+    hash reported, then the finish marker."""
+    out = folder / output
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, json.dumps(result, indent=1, sort_keys=True).encode())
+    emit(stage="output", output=output, sha256=sha256_file(out))
+    write_atomic(folder / MARKER, json.dumps(marker).encode())
+    emit(stage="done")
+    return 0
 
 
 @dataclass

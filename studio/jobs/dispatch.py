@@ -7,8 +7,8 @@ from typing import Callable
 from studio.store.project import Project
 from studio.store.settings import load_settings
 
-from . import queue
-from .local import JobWatch, run_job
+from studio.jobs import queue
+from studio.jobs.local import JobWatch, run_job
 
 
 def run_submitted(project: Project, job_id: int, settings: dict | None = None, farm_address: str | None = None,
@@ -18,7 +18,7 @@ def run_submitted(project: Project, job_id: int, settings: dict | None = None, f
     watch = JobWatch(on_event=on_event)
     # bakes and agent steps write this project's database: they run here, never on the farm
     if address and queue.get_job(project, job_id).kind not in ("bake", "agent_step"):
-        from .farm import FarmClient, run_farm_job
+        from studio.jobs.farm import FarmClient, run_farm_job
         client = FarmClient(address)
         try:
             return run_farm_job(project, job_id, client, watch, settings, chunk=chunk)
@@ -32,7 +32,7 @@ def recover_jobs(project: Project, settings: dict | None = None) -> list[int]:
     settings = settings if settings is not None else load_settings()
     stop = None
     if settings.get("farm_address"):
-        from .farm import FarmClient
+        from studio.jobs.farm import FarmClient
 
         def stop(submission_id: str):
             client = FarmClient(settings["farm_address"], timeout=3.0)

@@ -21,11 +21,11 @@ import httpx
 
 from studio.store.project import Project
 
-from . import queue
-from .contract import MARKER, check_done
-from .deliver import DeliveryError, deliver
-from .local import JobWatch, attempt_spec
-from .worker_process import worker_command
+from studio.jobs import queue
+from studio.jobs.contract import MARKER, check_done
+from studio.jobs.deliver import DeliveryError, deliver
+from studio.jobs.local import JobWatch, attempt_spec
+from studio.jobs.worker_process import worker_command
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
 

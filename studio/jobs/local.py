@@ -26,13 +26,13 @@ from typing import Callable
 from studio.store.project import DiskFull, Project, ProjectLocked, tell
 from studio.store.settings import load_settings
 
-from . import queue
-from .agent_spec import agent_command
-from .bake_spec import BakeSpecError, bake_command
-from .contract import MARKER, check_done, missing_frames, present_outputs
-from .deliver import DeliveryError, deliver, destination
-from .footprint import check_space, disk_full_message, is_short_of_space
-from .worker_process import BlenderMissing, WorkerRun, kill_process_group, worker_command
+from studio.jobs import queue
+from studio.jobs.agent_spec import agent_command
+from studio.jobs.bake_spec import BakeSpecError, bake_command
+from studio.jobs.contract import MARKER, check_done, missing_frames, present_outputs
+from studio.jobs.deliver import DeliveryError, deliver, destination
+from studio.jobs.footprint import check_space, disk_full_message, is_short_of_space
+from studio.jobs.worker_process import BlenderMissing, WorkerRun, kill_process_group, worker_command
 
 
 @dataclass

@@ -178,7 +178,7 @@ def _cmdline(pid: int | None) -> bytes:
 def worker_alive(pid: int | None) -> bool:
     """Is `pid` a live Blender worker or bake process of ours (not a recycled pid of something else)?"""
     cmd = _cmdline(pid)
-    return b"worker.py" in cmd or b"studio.jobs.bake_entry" in cmd
+    return b"worker.py" in cmd or b"studio.tools.bake_job" in cmd
 
 
 def owner_alive(runner: str) -> bool:

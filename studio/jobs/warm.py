@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .worker_process import _worker_env, stop_group, worker_command
+from studio.jobs.worker_process import _worker_env, stop_group, worker_command
 
 
 class WorkerGone(RuntimeError):

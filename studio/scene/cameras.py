@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .ir import Camera
+from studio.scene.ir import Camera
 
 
 def placed(camera: Camera, world: dict[str, np.ndarray]) -> Camera:

@@ -168,8 +168,8 @@ def import_mesh(project, file: Path, name: str, kind: str = "rigid", position=(0
     copy is content-addressed, so the scene keeps working if the original
     files move or change.
     """
-    from .io import load_scene, save_scene
-    from .ir import Scene
+    from studio.scene.io import load_scene, save_scene
+    from studio.scene.ir import Scene
 
     file = Path(file)
     ext = FORMATS.get(file.suffix.lower())

@@ -9,8 +9,8 @@ import json
 
 from studio.store.project import Project
 
-from .ir import Scene
-from .reading import read_memo
+from studio.scene.ir import Scene
+from studio.scene.reading import read_memo
 
 KINDS = {"materials": "material", "bodies": "body", "joints": "joint", "frames": "frame",
          "cameras": "camera", "allowed_overlaps": "overlap"}

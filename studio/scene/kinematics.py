@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import Scene
-from .pose import Pose, Tracks
-from .transforms import compose, from_7, quat_from_axis_angle, quat_from_rotvec
+from studio.scene.ir import Scene
+from studio.scene.pose import Pose, Tracks
+from studio.scene.transforms import compose, from_7, quat_from_axis_angle, quat_from_rotvec
 
 
 def tree_order(scene: Scene) -> list[str]:

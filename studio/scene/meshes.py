@@ -25,10 +25,10 @@ import trimesh
 
 from studio.store.project import write_atomic
 
-from .importers import MeshFileError, load_mesh_file, mesh_file_digest, resolve_path
-from .ir import Body, Geometry, Scene, canonical_hash, design_id
-from .reading import read_memo
-from .transforms import from_7
+from studio.scene.importers import MeshFileError, load_mesh_file, mesh_file_digest, resolve_path
+from studio.scene.ir import Body, Geometry, Scene, canonical_hash, design_id
+from studio.scene.reading import read_memo
+from studio.scene.transforms import from_7
 
 MESH_CACHE_VERSION = 1
 MEMO_LIMIT = 512
@@ -52,7 +52,7 @@ class MeshBuild:
 
 def geometry_hash(geometry: Geometry) -> str:
     """Hash of what the mesh is made from (source, part and the part's code, parameters, tolerance, file)."""
-    from . import parts
+    from studio.scene import parts
     d = {"source": geometry.source, "offset": geometry.offset.as_list()}
     if geometry.source == "box":
         d["size"] = geometry.size
@@ -70,7 +70,7 @@ def box_mesh(size) -> trimesh.Trimesh:
 
 def cad_key(geometry: Geometry) -> str:
     """Mesh cache key of a CAD geometry; checks the part and its parameters."""
-    from . import parts
+    from studio.scene import parts
     full = parts.resolve(geometry.part, geometry.params)
     return canonical_hash({"v": MESH_CACHE_VERSION, "part": geometry.part,
                            "source": parts.spec(geometry.part).source_hash(),
@@ -117,8 +117,8 @@ def _cached_arrays(key: str, project_dir: Path | None, make) -> tuple[tuple[np.n
 
 
 def _cad_arrays(body: Body) -> tuple[np.ndarray, np.ndarray]:
-    from . import parts
-    from .tessellate import solid_arrays
+    from studio.scene import parts
+    from studio.scene.tessellate import solid_arrays
     g = body.geometry
     vertices, faces = solid_arrays(parts.build(g.part, g.params), g.tolerance)
     if len(faces) == 0:
@@ -128,7 +128,7 @@ def _cad_arrays(body: Body) -> tuple[np.ndarray, np.ndarray]:
 
 def build_body_mesh(body: Body, project_dir: Path | None = None) -> MeshBuild:
     """The body's mesh (offset applied) with where it came from and how long it took."""
-    from .parts import PartError
+    from studio.scene.parts import PartError
     t0 = time.perf_counter()
     g = body.geometry
     key = ""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ir import IRError, Scene, canonical_hash
+from studio.scene.ir import IRError, Scene, canonical_hash
 
 
 @dataclass

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 
-from .ir import Body, Geometry, Joint, Material, NamedFrame, Scene, Transform
+from studio.scene.ir import Body, Geometry, Joint, Material, NamedFrame, Scene, Transform
 
 WAIST_Z = 0.05          # torso origin above the pelvis origin
 SHOULDER_Y, SHOULDER_Z = 0.20, 0.28

@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-from .project import write_atomic
-from .settings import load_settings, settings_path
+from studio.store.project import write_atomic
+from studio.store.settings import load_settings, settings_path
 
 CAPABILITIES = ("tools", "structured_output", "streaming")
 

@@ -27,3 +27,9 @@ class DiskFull(ProjectError):
     """No room on the disk for a write; the message says how much is needed, and where."""
 
     exit_code = 3
+
+
+class Refused(Exception):
+    """A request the studio will not carry out, whichever layer refused it; nothing was changed
+    and the message says why. Each layer's refusal (a tool call, agent code, a repair, the model)
+    is one of these, so a front end can catch them all without importing every layer."""

@@ -28,11 +28,11 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
-from . import audit as chain
-from .errors import DiskFull, ProjectError, ProjectLocked, ReadOnlyProject
-from .locks import describe, write_lock_holder
-from .schema import APP_ID, SCHEMA_VERSION, migrate
-from .space import disk_full, free_bytes, is_disk_full
+from studio.store import audit as chain
+from studio.store.errors import DiskFull, ProjectError, ProjectLocked, ReadOnlyProject
+from studio.store.locks import describe, write_lock_holder
+from studio.store.schema import APP_ID, SCHEMA_VERSION, migrate
+from studio.store.space import disk_full, free_bytes, is_disk_full
 
 DB_NAME = "studio.db"
 FOLDERS = ("assets", "renders", "exports", "jobs")

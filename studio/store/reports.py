@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .project import Project, now
+from studio.store.project import Project, now
 
 REQUIRED = ("AnimationWellFormed", "JointLimits", "NoPenetration", "EventsSatisfied")
 ADVISORY = ("Supported", "Continuity", "SupportMargin", "ContactSlip")

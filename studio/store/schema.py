@@ -9,7 +9,7 @@ import uuid
 
 import sqlite_utils
 
-from . import audit
+from studio.store import audit
 
 APP_ID = "keypose-studio"
 SCHEMA_VERSION = 3

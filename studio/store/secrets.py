@@ -23,7 +23,7 @@ def current_keys() -> list[str]:
     names = {"OPENAI_API_KEY"}
     keys = []
     try:
-        from .settings import load_settings
+        from studio.store.settings import load_settings
         s = load_settings()
         names.add(s.get("api_key_env") or "OPENAI_API_KEY")
         names.update(p.get("api_key_env") or "OPENAI_API_KEY" for p in (s.get("endpoints") or {}).values()

@@ -58,7 +58,7 @@ def _read_file(path: Path) -> dict:
         where = f"kept it as {kept}"
     except OSError as e:
         where = f"could not move it aside ({e.strerror or e})"
-    from .project import tell         # the project store loads only when there is something to say
+    from studio.store.project import tell         # the project store loads only when there is something to say
     tell(f"{path}: the settings file does not parse ({problem}); {where}; using the default settings")
     return {}
 
@@ -86,5 +86,5 @@ def save_settings(values: dict) -> None:
     path = settings_path()
     current = _read_file(path)
     current.update({k: v for k, v in values.items() if k in DEFAULTS})
-    from .project import write_atomic
+    from studio.store.project import write_atomic
     write_atomic(path, json.dumps(current, indent=1, sort_keys=True).encode(), mode=0o600)

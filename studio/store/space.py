@@ -8,7 +8,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .errors import DiskFull
+from studio.store.errors import DiskFull
 
 MB = 1 << 20
 

@@ -10,22 +10,18 @@ notes, an end state of its own) is kept beside the tracks, never dropped.
 """
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass, field
-
-import jsonschema
 
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.pose import Tracks
 from studio.store.project import Project
 
-from .bake import bake_segment
-from .gate import parse_segment, require_storyboards
-from .motion import Authored, MotionError, Segment, motion_tool
-from .plan import load_plan, segment_entry
-from .storyboard import State, get_state, list_states
+from studio.timeline.bake import bake_segment
+from studio.timeline.gate import parse_segment, require_storyboards
+from studio.timeline.motion import Authored, Segment, check_params, motion_tool
+from studio.timeline.plan import load_plan, segment_entry
+from studio.timeline.storyboard import State, get_state, list_states
 
 DEFAULT_TOOL = "interpolate"
 AUTHORED_DOC = "authored"          # per segment: tool, params, attachments, notes
@@ -45,25 +41,6 @@ class Baked:
     def record(self) -> dict:
         return {"tool": self.tool, "params": self.params, "attachments": self.attachments,
                 "notes": self.notes, **({"end_pose": self.end_pose} if self.end_pose else {})}
-
-
-def check_params(tool: str, params, where: str = "params") -> dict:
-    """`params` if they match the tool's schema; a ValueError naming the field otherwise."""
-    schema = motion_tool(tool).schema
-    e = jsonschema.exceptions.best_match(_validator(tool, json.dumps(schema, sort_keys=True)).iter_errors(params))
-    if e is not None:
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        raise MotionError(f"{where}{path}: {e.message}")
-    return params
-
-
-@functools.lru_cache(maxsize=256)
-def _validator(tool: str, schema_text: str):
-    """A checked, compiled validator per tool schema (checking the schema each time is slow)."""
-    schema = json.loads(schema_text)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
 
 
 def segment_tool(plan: dict | None, segment: str) -> tuple[str, dict]:

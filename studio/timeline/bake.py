@@ -23,10 +23,10 @@ from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import quat_conj, quat_mul, quat_normalize, slerp
 from studio.store.project import Project
 
-from . import film
-from .gate import parse_segment, require_storyboards
-from .interpolate import ease, interpolate_poses
-from .storyboard import content_hash, get_state
+from studio.timeline import film
+from studio.timeline.gate import parse_segment, require_storyboards
+from studio.timeline.motion.easing import ease, interpolate_poses
+from studio.timeline.storyboard import content_hash, get_state
 
 MAX_RESIDUAL = 0.05        # metres or radians
 ROUNDING = 1e-6            # the only joint correction baking makes, in radians or metres

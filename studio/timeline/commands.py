@@ -13,9 +13,9 @@ from studio.scene.io import load_scene
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 
-from . import film, storyboard
-from .reviews import record_review, withdraw_review
-from .storyboard import State
+from studio.timeline import film, storyboard
+from studio.timeline.reviews import record_review, withdraw_review
+from studio.timeline.storyboard import State
 
 
 class Command:
@@ -173,7 +173,7 @@ class BakeSegment(Command):
         self.label = f"bake {segment} ({tool})"
 
     def do(self) -> None:
-        from .bake import bake_segment
+        from studio.timeline.bake import bake_segment
         prev = film.load_segment(self.project, self.segment)
         row = [r for r in film.list_segments(self.project) if r["segment"] == self.segment]
         bake_segment(self.project, self.segment, self.tracks, self.tool, actor=self.actor)

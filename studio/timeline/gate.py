@@ -20,10 +20,10 @@ from studio.scene.reading import read_memo
 from studio.store.project import Project
 from studio.store.reports import failing_required, load_reports
 
-from .plan import load_plan
-from .reviews import by_whom, latest_review, reviewer_kinds, state_visible
-from .storyboard import content_hash, get_state, list_states
-from .trust import Verdict, verify_project
+from studio.timeline.plan import load_plan
+from studio.timeline.reviews import by_whom, latest_review, reviewer_kinds, state_visible
+from studio.timeline.storyboard import content_hash, get_state, list_states
+from studio.timeline.trust import Verdict, verify_project
 
 OK = "approved"
 

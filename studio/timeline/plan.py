@@ -139,8 +139,7 @@ def validate_plan(plan: Any, scene: Scene | None = None) -> dict:
 
 def _check_tool(entry: dict, at: str) -> None:
     """The segment's motion tool is registered and its params match the tool's schema."""
-    from .author import check_params
-    from .motion import motion_tools
+    from studio.timeline.motion import check_params, motion_tools
     tool = entry.get("tool")
     if tool is None:
         if entry.get("params") not in (None, {}):

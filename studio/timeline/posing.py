@@ -16,7 +16,7 @@ from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
 from studio.scene.transforms import from_7, invert, to_7
 
-from .ik import Goal, frame_pose, solve_ik
+from studio.timeline.motion.ik import Goal, frame_pose, solve_ik
 
 
 class PoseError(ValueError):

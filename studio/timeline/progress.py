@@ -16,10 +16,10 @@ from studio.scene.ir import IRError
 from studio.store.project import Project
 from studio.store.reports import load_reports, required_checks_pass
 
-from . import film
-from .bake import bounds_hash
-from .gate import board_status, parse_segment
-from .plan import PlanError, load_plan, plan_segments, validate_plan
+from studio.timeline import film
+from studio.timeline.bake import bounds_hash
+from studio.timeline.gate import board_status, parse_segment
+from studio.timeline.plan import PlanError, load_plan, plan_segments, validate_plan
 
 WEIGHTS = {"plan": 0.1, "scene": 0.1, "states": 0.3, "segments": 0.3, "render": 0.2}
 VIDEO = (".mp4", ".mov", ".mkv")

@@ -21,9 +21,9 @@ from studio.store import audit as chain
 from studio.store import keys
 from studio.store.project import Project, now
 
-from .plan import load_plan, shot_camera
-from .storyboard import State, content_hash, get_state
-from .visibility import visible_bodies
+from studio.timeline.plan import load_plan, shot_camera
+from studio.timeline.storyboard import State, content_hash, get_state
+from studio.timeline.visibility import visible_bodies
 
 VERDICTS = ("approve", "reject")
 

@@ -8,11 +8,11 @@ import copy
 from studio.scene.io import load_scene
 from studio.store.project import Project
 
-from . import film
-from .author import Baked, author, authored, put_authored
-from .commands import BakeSegment, Command
-from .gate import parse_segment
-from .plan import PlanError, load_plan, save_plan
+from studio.timeline import film
+from studio.timeline.author import Baked, author, authored, put_authored
+from studio.timeline.commands import BakeSegment, Command
+from studio.timeline.gate import parse_segment
+from studio.timeline.plan import PlanError, load_plan, save_plan
 
 
 class SetPlan(Command):

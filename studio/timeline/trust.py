@@ -15,7 +15,7 @@ from studio.store import audit as chain
 from studio.store import keys
 from studio.store.project import Project
 
-from .reviews import VERDICTS, by_whom, register_message, review_message, withdraw_message
+from studio.timeline.reviews import VERDICTS, by_whom, register_message, review_message, withdraw_message
 
 
 @dataclass

@@ -8,8 +8,8 @@ from pathlib import Path
 def run(path: Path | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
-    from .main_window import MainWindow
-    from .session import Session
+    from studio.ui.main_window import MainWindow
+    from studio.ui.session import Session
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Keypose Studio")
@@ -17,7 +17,7 @@ def run(path: Path | None = None) -> int:
     if path is not None:
         session = Session.open(path)     # a bad project is refused before any window opens
     window = MainWindow(session)
-    from .qt_layout import fit_to_screen
+    from studio.ui.qt_layout import fit_to_screen
     fit_to_screen(window)
     window.show()
     return int(app.exec())

@@ -7,12 +7,12 @@ on the window's stack and recorded like the agent's and a replay's edits.
 """
 from __future__ import annotations
 
-from studio.agent.errors import ToolRefused
-from studio.agent.tools import ToolBox
+from studio.tools.errors import ToolRefused
+from studio.tools.box import ToolBox
 from studio.store.names import check_id
 from studio.timeline.commands import CommandStack
 
-from .session import Session
+from studio.ui.session import Session
 
 def default_key_name(session: Session, frame: int) -> str:
     """`key_<frame>`, or with a suffix if a state already has that name."""

@@ -14,16 +14,16 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 
 from studio.timeline.commands import CommandStack
 
-from .panels import optional_panels
-from .qt_layout import LAYOUT_VERSION, restore_layout, save_layout, tabify_side
-from .qt_manipulator import Manipulator
-from .playhead import Playhead
-from .progress import coverage_tip, progress_text
-from .qt_scrubber import QtScrubber
-from .qt_session import QtSession
-from .qt_storyboard import QtStoryboard
-from .qt_viewport import QtViewport
-from .session import Session
+from studio.ui.panels import optional_panels
+from studio.ui.qt_layout import LAYOUT_VERSION, restore_layout, save_layout, tabify_side
+from studio.ui.qt_manipulator import Manipulator
+from studio.ui.playhead import Playhead
+from studio.ui.progress import coverage_tip, progress_text
+from studio.ui.qt_scrubber import QtScrubber
+from studio.ui.qt_session import QtSession
+from studio.ui.qt_storyboard import QtStoryboard
+from studio.ui.qt_viewport import QtViewport
+from studio.ui.session import Session
 
 
 class MainWindow(QMainWindow):
@@ -146,7 +146,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(str(e), 8000)
 
     def show_shortcuts(self) -> None:
-        from .qt_shortcuts import QtShortcuts
+        from studio.ui.qt_shortcuts import QtShortcuts
         dialog = QtShortcuts(self)
         try:
             dialog.exec()
@@ -261,7 +261,7 @@ class MainWindow(QMainWindow):
 
     def move_key(self, state_id: str, frame: int) -> None:
         """A key dragged along the ruler: one set_state call on the window's stack."""
-        from . import keying
+        from studio.ui import keying
         try:
             keying.move_key(self.session, self.stack, state_id, frame)
         except ValueError as e:
@@ -275,7 +275,7 @@ class MainWindow(QMainWindow):
         if self.session is None or len(self.session.states) < 2:
             self.statusBar().showMessage("Compare needs two key states.", 6000)
             return None
-        from .qt_compare import QtCompare
+        from studio.ui.qt_compare import QtCompare
         held = self.session.state_at(self.playhead.frame)
         dialog = QtCompare(self.session, a or (held.id if held else None), b, self)
         if not modal:
@@ -288,7 +288,7 @@ class MainWindow(QMainWindow):
         return None
 
     def show_settings(self) -> None:
-        from .qt_settings import QtSettings
+        from studio.ui.qt_settings import QtSettings
         dialog = QtSettings(self)
         try:
             dialog.exec()

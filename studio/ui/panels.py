@@ -9,32 +9,32 @@ LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.R
 
 
 def _checks(win):
-    from .qt_checks import QtChecks
+    from studio.ui.qt_checks import QtChecks
     return QtChecks(win.qsession, win.playhead)
 
 
 def _plan(win):
-    from .qt_plan import QtPlan
+    from studio.ui.qt_plan import QtPlan
     return QtPlan(win.qsession, lambda: win.panels.get("Jobs"), lambda: win.stack)
 
 
 def _jobs(win):
-    from .qt_jobs import QtJobs
+    from studio.ui.qt_jobs import QtJobs
     return QtJobs(win.qsession, win.playhead)
 
 
 def _repair(win):
-    from .qt_repair import QtRepair
+    from studio.ui.qt_repair import QtRepair
     return QtRepair(win.qsession, win.playhead, win.viewport, lambda: win.stack)
 
 
 def _pose(win):
-    from .qt_pose import QtPose
+    from studio.ui.qt_pose import QtPose
     return QtPose(win.qsession, win.playhead, lambda: win.stack)
 
 
 def _history(win):
-    from .qt_history import QtHistory
+    from studio.ui.qt_history import QtHistory
     return QtHistory(win.qsession, win.playhead)
 
 

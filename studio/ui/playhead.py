@@ -6,8 +6,8 @@ its events. The window makes one per open project and closes it with the
 project, which disconnects every view."""
 from __future__ import annotations
 
-from .events import Event
-from .failures import PinFilter
+from studio.ui.events import Event
+from studio.ui.failures import PinFilter
 
 SHUTTLE_RATES = (1, 2, 4, 8)
 

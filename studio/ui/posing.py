@@ -16,14 +16,14 @@ import math
 
 import numpy as np
 
-from studio.agent.errors import ToolRefused
-from studio.agent.tools import ToolBox
+from studio.tools.errors import ToolRefused
+from studio.tools.box import ToolBox
 from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
 from studio.scene.transforms import from_7, quat_from_axis_angle, quat_normalize, to_7
 from studio.timeline.commands import CommandStack
-from studio.timeline.ik import Goal, frame_pose, solve_ik
+from studio.timeline.motion.ik import Goal, frame_pose, solve_ik
 from studio.timeline.storyboard import State
 
 SNAP_M = 0.01

@@ -4,7 +4,7 @@ and the first thing still missing) and coverage (what was checked on what;
 the tooltip lists what nothing certifies)."""
 from __future__ import annotations
 
-from .session import Session
+from studio.ui.session import Session
 
 
 def progress_text(session: Session) -> str:

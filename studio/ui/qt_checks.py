@@ -13,10 +13,10 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, Q
 from studio.store.project import Project
 from studio.store.reports import ADVISORY, REQUIRED, load_reports
 
-from .playhead import Playhead
-from .qt_session import QtSession
-from .job_progress import JobProgress
-from .worker import Worker
+from studio.ui.playhead import Playhead
+from studio.ui.qt_session import QtSession
+from studio.ui.job_progress import JobProgress
+from studio.ui.worker import Worker
 
 VERDICT_COLORS = {"pass": "#3fa34d", "fail": "#d1453b", "error": "#d1453b", "not_applicable": "#8a8f98",
                   "missing": "#d89b2b"}

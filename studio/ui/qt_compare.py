@@ -14,7 +14,7 @@ from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
 from studio.scene.kinematics import pose_world
 
-from .qt_viewport import BACKGROUND, polydata, tessellate
+from studio.ui.qt_viewport import BACKGROUND, polydata, tessellate
 
 DIFFER = (0.95, 0.6, 0.2)
 

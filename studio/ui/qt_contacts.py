@@ -15,7 +15,7 @@ from vtkmodules.vtkRenderingCore import vtkActor2D, vtkCoordinate, vtkPolyDataMa
 from studio.checks.touching import ContactProbe, Touch
 from studio.scene.meshes import scene_meshes
 
-from .worker import Worker
+from studio.ui.worker import Worker
 
 CONTACT_COLOR = (0.2, 1.0, 0.85)          # a cool cyan, apart from every failure tint
 MARKER_PX = 9

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from studio.jobs.deliver import DeliveryError
 from studio.store.settings import load_settings
 
-from .export import Export, finish_export, plan_export, queue_blend_check, submit_export
-from .failures import refusal_text
-from .qt_session import QtSession
+from studio.ui.export import Export, finish_export, plan_export, queue_blend_check, submit_export
+from studio.ui.failures import refusal_text
+from studio.ui.qt_session import QtSession
 
 EXCEPTIONS_TEXT = "Export with exceptions"
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
                                QVBoxLayout, QWidget)
 
-from .flipbook import Flip, ReelError
+from studio.ui.flipbook import Flip, ReelError
 
 
 def pixmap_of(picture) -> QPixmap:

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QTreeWidget, QTree
 
 from studio.timeline.reviews import by_whom, list_reviews, reviewer_kinds
 
-from .playhead import Playhead
-from .qt_session import QtSession
+from studio.ui.playhead import Playhead
+from studio.ui.qt_session import QtSession
 
 COLUMNS = ["state", "verdict", "who", "when", "note"]
 

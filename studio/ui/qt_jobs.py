@@ -23,13 +23,13 @@ from studio.timeline.gate import parse_segment, state_status
 from studio.timeline.trust import verify_project
 from studio.timeline.plan import load_plan, plan_segments
 
-from .flipbook import RENDERS, ReelError, job_reels, latest_render
-from .job_log import log_sentences
-from .job_progress import eta_text
-from .qt_export import QtExport
-from .qt_flipbook import QtFlipbook
-from .qt_session import QtSession
-from .worker import Worker
+from studio.ui.flipbook import RENDERS, ReelError, job_reels, latest_render
+from studio.ui.job_log import log_sentences
+from studio.ui.job_progress import eta_text
+from studio.ui.qt_export import QtExport
+from studio.ui.qt_flipbook import QtFlipbook
+from studio.ui.qt_session import QtSession
+from studio.ui.worker import Worker
 
 COLUMNS = ("job", "kind", "state", "progress", "attempts", "error")
 

@@ -21,7 +21,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QToolButton
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
-from .qt_contacts import ContactMarks
+from studio.ui.qt_contacts import ContactMarks
 
 ONION_OFFSETS = (-6, -4, -2, 2, 4, 6)       # frames either side
 ONION_BEFORE, ONION_AFTER = (1.0, 0.45, 0.3), (0.3, 0.75, 1.0)

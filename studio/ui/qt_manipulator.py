@@ -28,7 +28,7 @@ from vtkmodules.vtkRenderingCore import vtkPropCollection, vtkPropPicker
 
 from studio.scene.kinematics import pose_world
 
-from .posing import PoseDrag, chain_joints, frame_point, handle_frame, key_at, turn_joint
+from studio.ui.posing import PoseDrag, chain_joints, frame_point, handle_frame, key_at, turn_joint
 
 AXES = np.eye(3)
 COLORS = ((0.9, 0.25, 0.25), (0.3, 0.85, 0.3), (0.3, 0.5, 1.0))

@@ -14,7 +14,7 @@ from typing import Callable
 
 from vtkmodules.vtkRenderingCore import vtkPropPicker
 
-from .playhead import Playhead
+from studio.ui.playhead import Playhead
 
 CLICK_PX = 3
 

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, Q
 from studio.jobs.agent_spec import agent_spec
 from studio.timeline.plan import load_plan
 
-from .agent_jobs import RUNNING, job_words, latest_agent_job, model_missing
-from .qt_session import QtSession
+from studio.ui.agent_jobs import RUNNING, job_words, latest_agent_job, model_missing
+from studio.ui.qt_session import QtSession
 
 
 def plan_html(plan: dict | None) -> str:
@@ -210,8 +210,8 @@ class QtPlan(QWidget):
 
     def _save_plan(self, plan: dict) -> str:
         """Store an edited plan through the tool layer; '' when stored, else why not."""
-        from studio.agent.errors import ToolRefused
-        from studio.agent.tools import ToolBox
+        from studio.tools.errors import ToolRefused
+        from studio.tools.box import ToolBox
         stack = self.stack_of() if self.stack_of else None
         try:
             ToolBox(self.session.project, stack, actor="person").call("set_plan", {"plan": plan})

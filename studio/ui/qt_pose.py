@@ -8,11 +8,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea,
                                QVBoxLayout, QWidget)
 
-from studio.agent.errors import ToolRefused
-from studio.agent.tools import ToolBox
+from studio.tools.errors import ToolRefused
+from studio.tools.box import ToolBox
 
-from .playhead import Playhead
-from .qt_session import QtSession
+from studio.ui.playhead import Playhead
+from studio.ui.qt_session import QtSession
 
 
 def _spin(lo: float, hi: float, step: float, decimals: int = 4) -> QDoubleSpinBox:

@@ -17,24 +17,24 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
                                QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from studio.agent.errors import AgentError
-from studio.agent.motion_repair import PREFIX, ApplyFilmRepair
-from studio.agent.motion_trial import RepairUnfit, scratch_film
-from studio.agent.repairs import ApplyRepair, apply_changes, get_proposal, list_proposals, reject
+from studio.store.errors import Refused
+from studio.repair.motion_repair import PREFIX, ApplyFilmRepair
+from studio.repair.motion_trial import RepairUnfit, scratch_film
+from studio.repair.proposals import ApplyRepair, apply_changes, get_proposal, list_proposals, reject
 from studio.scene.kinematics import pose_world
 from studio.store.project import Project
 from studio.timeline.storyboard import get_state
 
-from .job_progress import JobProgress, eta_text
-from .playhead import Playhead
-from .qt_session import QtSession
-from .worker import Worker
+from studio.ui.job_progress import JobProgress, eta_text
+from studio.ui.playhead import Playhead
+from studio.ui.qt_session import QtSession
+from studio.ui.worker import Worker
 
 
 def propose(path, state_id, state) -> str:
     """Proposals for one state from the model when one is configured, else from the offline
     repairer, saying which (a plain function for a worker; a cancel keeps what was proposed)."""
-    from .agent_jobs import model_missing
+    from studio.ui.agent_jobs import model_missing
     with Project.open(path) as project:
         if not model_missing():
             from studio.agent.client import ModelClient
@@ -43,7 +43,7 @@ def propose(path, state_id, state) -> str:
             proposals, unsolved = propose_with_model(project, client, state_id, state=state)
             who = f"the model {client.model or client.base_url}"
         else:
-            from studio.agent.offline import propose_offline
+            from studio.repair.offline import propose_offline
             proposals, unsolved = propose_offline(project, state_id, state=state)
             who = "the offline repairer (no model configured)"
     if state.cancelled:
@@ -54,7 +54,7 @@ def propose(path, state_id, state) -> str:
 
 def propose_motion(path, frame, state) -> str:
     """Verified proposals for the failing motion of the segment under the playhead (for a worker)."""
-    from studio.agent.motion_repair import propose_film
+    from studio.repair.motion_repair import propose_film
     from studio.timeline.film import list_segments
     with Project.open(path) as project:
         seg = next((s for s in list_segments(project) if s["start"] <= frame <= s["end"]), None)
@@ -302,7 +302,7 @@ class QtRepair(QWidget):
                 self.stack_of().run(ApplyFilmRepair(self.session.project, rid))
             else:
                 self.stack_of().run(ApplyRepair(self.session.project, rid))
-        except AgentError as e:     # the proposal no longer holds on the state as it is now
+        except Refused as e:     # the proposal no longer holds on the state as it is now
             self.message.emit(str(e))
             return
         self.message.emit(f"Applied repair {rid}")
@@ -311,7 +311,7 @@ class QtRepair(QWidget):
         rid = self.selected_id()
         try:
             reject(self.session.project, rid, self.note.text(), stack=self.stack_of())
-        except AgentError as e:
+        except Refused as e:
             self.message.emit(str(e))
             return
         self.note.clear()

@@ -18,9 +18,9 @@ from PySide6.QtGui import QActionGroup, QColor, QPainter, QPen
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QSpinBox, QToolButton,
                                QVBoxLayout, QWidget)
 
-from .failures import PinFilter, Run, filtered_frames, lanes, pin_shade, pins_texts
-from .playhead import PlaybackClock, Playhead, neighbour
-from .qt_session import QtSession
+from studio.ui.failures import PinFilter, Run, filtered_frames, lanes, pin_shade, pins_texts
+from studio.ui.playhead import PlaybackClock, Playhead, neighbour
+from studio.ui.qt_session import QtSession
 
 PIN_HIT_PX = 5
 MARGIN = 10

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
-from .session import Session
+from studio.ui.session import Session
 
 POLL_MS = 300
 

@@ -12,14 +12,14 @@ from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QPixmap, QShort
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListView, QPushButton, QStyle,
                                QStyledItemDelegate, QVBoxLayout, QWidget)
 
-from studio.agent.errors import ToolRefused
-from studio.agent.tools import ToolBox
+from studio.tools.errors import ToolRefused
+from studio.tools.box import ToolBox
 from studio.timeline.commands import CommandStack
 
-from . import keying
-from .cards import Card
-from .playhead import Playhead
-from .qt_session import QtSession
+from studio.ui import keying
+from studio.ui.cards import Card
+from studio.ui.playhead import Playhead
+from studio.ui.qt_session import QtSession
 
 STATUS_COLORS = {"approved": "#3fa34d", "pending": "#8a8f98", "rejected": "#d1453b", "stale": "#d89b2b",
                  "failing": "#c0392b"}
@@ -226,7 +226,7 @@ class QtStoryboard(QWidget):
         if path is None:
             self.message.emit(f"{card.state_id if card else 'this card'} has no still yet: Render stills in Jobs")
             return
-        from .qt_still import QtStill
+        from studio.ui.qt_still import QtStill
         self.enlarged = QtStill(path, f"{card.state_id} @ {card.frame} — {card.status}", self)
         self.enlarged.show()
 

@@ -25,11 +25,11 @@ from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
 from studio.scene.meshes import scene_meshes
 
-from .playhead import Playhead
-from .qt_look import ViewportLook
-from .qt_pick import BodyPicker
-from .qt_session import QtSession
-from .worker import Worker
+from studio.ui.playhead import Playhead
+from studio.ui.qt_look import ViewportLook
+from studio.ui.qt_pick import BodyPicker
+from studio.ui.qt_session import QtSession
+from studio.ui.worker import Worker
 
 FAILURE_COLORS = {"penetration": (0.9, 0.1, 0.1), "floating": (1.0, 0.55, 0.0), "joint": (0.9, 0.0, 0.9),
                   "other": (0.9, 0.1, 0.1)}

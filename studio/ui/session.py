@@ -27,9 +27,9 @@ from studio.timeline.film import load_film_tracks
 from studio.timeline.plan import load_plan, shot_camera
 from studio.timeline.storyboard import State, list_states
 
-from .cards import Card, board_cards
-from .events import Event
-from .failures import Failure, by_frame, current_failures
+from studio.ui.cards import Card, board_cards
+from studio.ui.events import Event
+from studio.ui.failures import Failure, by_frame, current_failures
 
 
 class Session:

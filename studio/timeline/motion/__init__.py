@@ -16,15 +16,19 @@ package.
 """
 from __future__ import annotations
 
+import functools
 import importlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import jsonschema
+
 from studio.scene.ir import Scene
 from studio.scene.pose import Pose, Tracks
 
-from ..storyboard import State
+from studio.timeline.storyboard import State
 
 
 class MotionError(ValueError):
@@ -90,3 +94,22 @@ def motion_tool(name: str) -> MotionTool:
     if name not in tools:
         raise MotionError(f"motion tool {name!r}: expected one of {', '.join(tools)}")
     return tools[name]
+
+
+def check_params(tool: str, params, where: str = "params") -> dict:
+    """`params` if they match the tool's schema; a ValueError naming the field otherwise."""
+    schema = motion_tool(tool).schema
+    e = jsonschema.exceptions.best_match(_validator(tool, json.dumps(schema, sort_keys=True)).iter_errors(params))
+    if e is not None:
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+        raise MotionError(f"{where}{path}: {e.message}")
+    return params
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(tool: str, schema_text: str):
+    """A checked, compiled validator per tool schema (checking the schema each time is slow)."""
+    schema = json.loads(schema_text)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)

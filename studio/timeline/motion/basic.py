@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from studio.scene.pose import Tracks
 
-from ..interpolate import interpolate_poses
-from . import Authored, MotionError, MotionTool, Segment, register
+from studio.timeline.motion.easing import interpolate_poses
+from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
 
 EASES = ["linear", "ease_in", "ease_out", "ease_in_out"]
 

@@ -11,7 +11,7 @@ from studio.scene.kinematics import forward, pose_world
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import from_7, quat_from_axis_angle, quat_mul, quat_to_matrix
 
-from . import MotionError
+from studio.timeline.motion import MotionError
 
 
 def frame_local(scene: Scene, name: str, tool: str) -> tuple[str, np.ndarray]:

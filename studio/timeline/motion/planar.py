@@ -1,7 +1,7 @@
 """The `planar` tool: pymunk mechanisms in a declared plane (rolling, ramps, hinged parts, gears).
 
 The bodies move in the plane (origin, u across, v up; gravity along -v), with
-shapes from their meshes' sections (studio.timeline.planar): circles, convex
+shapes from their meshes' sections (studio.timeline.motion.planar_pymunk): circles, convex
 polygons or boxes for the moving bodies, outlines for the obstacles. Pivots
 pin a body to the world at a plane point (a lever, a gear's axle); gears
 couple two pivoted bodies with a ratio, and bodies the scene declares may
@@ -18,10 +18,10 @@ import numpy as np
 
 from studio.scene.pose import Tracks
 
-from ..planar import Mechanism, Plane, simulate_planar
-from . import Authored, MotionError, MotionTool, Segment, register
-from .common import need_root
-from .simulate import MAX_DIFFERENCE, difference, run_start, scene_box
+from studio.timeline.motion.planar_pymunk import Mechanism, Plane, simulate_planar
+from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
+from studio.timeline.motion.common import need_root
+from studio.timeline.motion.simulate import MAX_DIFFERENCE, difference, run_start, scene_box
 
 VEC2 = {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}}
 VEC3 = {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "number"}}

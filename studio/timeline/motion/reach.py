@@ -36,13 +36,13 @@ from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import from_7, invert, to_7
 
-from ..carry import carry_windows
-from ..ik import Goal, solve_ik
-from ..interpolate import interpolate_poses
-from ..walk import place_feet
-from . import Authored, MotionError, MotionTool, Segment, register
-from .common import frame_local, need_joints, need_root, point, smooth
-from .walk import LEG_SCHEMA, SCHEMA as WALK_SCHEMA, legs_of, sole_placements, walk_poses
+from studio.timeline.motion.carry import carry_windows
+from studio.timeline.motion.ik import Goal, solve_ik
+from studio.timeline.motion.easing import interpolate_poses
+from studio.timeline.motion.walk_feet import place_feet
+from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
+from studio.timeline.motion.common import frame_local, need_joints, need_root, point, smooth
+from studio.timeline.motion.walk import LEG_SCHEMA, SCHEMA as WALK_SCHEMA, legs_of, sole_placements, walk_poses
 
 TOLERANCE = 0.01
 VIA = 0.6                # share of the move spent reaching the approach point

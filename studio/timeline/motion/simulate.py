@@ -1,7 +1,7 @@
 """The `simulate` tool: MuJoCo rigid bodies from the state at the segment's start.
 
 The chosen root bodies fall, slide, tumble and collide (convex hulls of their
-real meshes; obstacles in convex parts, see studio.timeline.simulate) with
+real meshes; obstacles in convex parts, see studio.timeline.motion.simulate_mujoco) with
 masses from the IR and friction and restitution from the tool's `materials`
 (the IR holds no friction yet). The simulation's own last frame is returned as
 `Authored.end_pose`, to be offered as the next key state, and compared with
@@ -25,9 +25,9 @@ from studio.scene.meshes import body_mesh
 from studio.scene.pose import Tracks
 from studio.scene.transforms import quat_conj, quat_mul
 
-from ..simulate import Material, Setup, SimulationError, simulate_rigid
-from . import Authored, MotionError, MotionTool, Segment, register
-from .common import need_root
+from studio.timeline.motion.simulate_mujoco import Material, Setup, SimulationError, simulate_rigid
+from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
+from studio.timeline.motion.common import need_root
 
 MAX_DIFFERENCE = 0.05
 MARGIN = 2.0              # metres the default bounds extend past the static scene

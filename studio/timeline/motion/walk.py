@@ -55,11 +55,11 @@ from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import quat_mul, slerp
 
-from ..footsteps import support_polygon
-from ..ik import Goal, solve_ik
-from ..walk import TOE, place_feet
-from . import Authored, MotionError, MotionTool, Segment, register
-from .common import frame_local, need_joints, need_root, smooth, tilt_of, wrap, world_of, yaw_of, yaw_quat
+from studio.timeline.motion.footsteps import support_polygon
+from studio.timeline.motion.ik import Goal, solve_ik
+from studio.timeline.motion.walk_feet import TOE, place_feet
+from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
+from studio.timeline.motion.common import frame_local, need_joints, need_root, smooth, tilt_of, wrap, world_of, yaw_of, yaw_quat
 
 COM_TOLERANCE = 0.05     # metres the centre of mass may be outside the support polygon
 MAX_SLIDE = 0.005        # metres a planted sole may move

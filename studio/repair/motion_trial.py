@@ -22,15 +22,16 @@ from studio.scene.ir import Scene
 from studio.scene.meshes import scene_meshes
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
-from studio.timeline.author import check_params, segment_tool
+from studio.timeline.author import segment_tool
+from studio.timeline.motion import check_params
 from studio.timeline.bake import MAX_RESIDUAL, round_to_limits, complete, pin
 from studio.timeline.film import list_segments, load_film_tracks
 from studio.timeline.gate import parse_segment
 from studio.timeline.motion import MotionError, Segment, motion_tool
 from studio.timeline.storyboard import State, list_states
 
-from .film_failures import FailingRun, frames_by_failure
-from .repairs import failures
+from studio.repair.film_failures import FailingRun, frames_by_failure
+from studio.repair.proposals import failures
 
 MARGIN = 12                 # frames re-verified either side of the re-baked segments
 

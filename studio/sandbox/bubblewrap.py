@@ -122,7 +122,7 @@ def take_back(job_dir: Path) -> None:
     """Make everything in the job folder the studio's again, links not followed."""
     if os.geteuid() != 0:
         return
-    from .job_folder import give_back
+    from studio.sandbox.job_folder import give_back
     give_back(job_dir, os.getuid(), os.getgid())
 
 

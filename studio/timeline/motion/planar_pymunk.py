@@ -28,8 +28,8 @@ from studio.scene.transforms import quat_from_axis_angle, quat_mul
 
 from studio.scene.meshes import body_mesh
 
-from .footsteps import support_polygon
-from .visibility import body_box_points
+from studio.timeline.motion.footsteps import support_polygon
+from studio.timeline.visibility import body_box_points
 
 EDGE = 0.0005            # metres: the radius of an obstacle's outline segments
 

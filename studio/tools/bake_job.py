@@ -1,10 +1,12 @@
 """The bake job's process: read the spec, check the gate for every segment,
-bake them, write out/bake.json and the finish marker.
+bake them as tool calls, write out/bake.json and the finish marker.
 
 Progress goes to stdout as JSON lines, as the Blender worker's does. A gate
 refusal bakes nothing: every segment is checked before the first is stored.
-Each segment is authored by the motion tool its plan entry names, through the
-one generic bake (`studio.timeline.author`).
+Each segment is one `author_segment` call of the tool layer, naming the motion
+tool and parameters its plan entry gives, made as the job (`job:<id>`): so a
+bake from `studio bake`, the window or the queue is in the project's calls like
+any other edit, and `studio agent log --calls` replays it.
 """
 from __future__ import annotations
 
@@ -13,19 +15,26 @@ import sys
 import traceback
 from pathlib import Path
 
+from studio.jobs.bake_spec import OUTPUT
+from studio.jobs.contract import emit, finish
 from studio.scene.io import load_scene
-from studio.store.project import Project, sha256_file, write_atomic
-from studio.timeline.author import author_and_bake, check_params, segment_tool
+from studio.store.project import Project
+from studio.timeline.author import segment_tool
 from studio.timeline.film import list_segments
 from studio.timeline.gate import GateError, require_storyboards
-from studio.timeline.motion import MotionError
-from studio.timeline.plan import load_plan
+from studio.timeline.motion import MotionError, check_params
+from studio.timeline.plan import load_plan, segment_entry
+from studio.tools.box import ToolBox
+from studio.tools.errors import ToolRefused
 
-from .bake_spec import OUTPUT
-from .contract import MARKER
 
-def emit(**event) -> None:
-    print(json.dumps(event), flush=True)
+def author_call(plan: dict | None, segment: str) -> dict:
+    """The `author_segment` arguments that bake `segment` as its plan entry says."""
+    args: dict = {"segment": segment}
+    entry = segment_entry(plan, segment)
+    if entry.get("tool"):
+        args["tool"], args["params"] = segment_tool(plan, segment)
+    return args
 
 
 def run(spec_path: str | Path) -> int:
@@ -33,7 +42,6 @@ def run(spec_path: str | Path) -> int:
     folder = spec_path.parent
     spec = json.loads(spec_path.read_text())
     segments = list(spec["segments"])
-    actor = f"job:{folder.name}"
     with Project.open(spec["project"]) as project:
         scene = load_scene(project)
         emit(stage="start", segments=len(segments))
@@ -48,31 +56,25 @@ def run(spec_path: str | Path) -> int:
         if refusals:
             emit(stage="error", message=" | ".join(refusals))
             return 1
+        box = ToolBox(project, actor=f"job:{folder.name}")
         for i, seg in enumerate(segments, 1):
-            baked = author_and_bake(project, seg, actor, scene=scene)
-            emit(stage="segment", segment=seg, tool=baked.tool, done=i, total=len(segments),
-                 **({"notes": baked.notes} if baked.notes else {}))
+            try:
+                out = box.call("author_segment", author_call(plan, seg))
+            except ToolRefused as e:
+                emit(stage="error", message=str(e))
+                return 1
+            notes = out.result.get("notes")
+            emit(stage="segment", segment=seg, tool=out.result["tool"], done=i, total=len(segments),
+                 **({"notes": notes} if notes else {}))
         rows = {r["segment"]: r for r in list_segments(project)}
         listing = {"segments": [{"segment": s, "tool": rows[s]["tool"], "tracks_hash": rows[s]["hash"],
                                  "frames": [rows[s]["start"], rows[s]["end"]]} for s in segments]}
     return finish(folder, OUTPUT, listing, {"segments": segments})
 
 
-def finish(folder: Path, output: str, result: dict, marker: dict) -> int:
-    """The done contract from a job process of the studio's own Python: the one output, its
-    hash reported, then the finish marker (see `contract`)."""
-    out = folder / output
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(result, indent=1, sort_keys=True).encode())
-    emit(stage="output", output=output, sha256=sha256_file(out))
-    write_atomic(folder / MARKER, json.dumps(marker).encode())
-    emit(stage="done")
-    return 0
-
-
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m studio.jobs.bake_entry SPEC.json", file=sys.stderr)
+        print(f"usage: python -m {__name__} SPEC.json", file=sys.stderr)
         return 2
     try:
         return run(argv[0])

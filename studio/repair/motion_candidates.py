@@ -33,13 +33,13 @@ from studio.timeline.author import segment_tool
 from studio.timeline.gate import parse_segment
 from studio.timeline.motion import motion_tools
 
-from . import event_keys
-from .film_failures import FailingRun
-from .motion_trial import FilmTrial
-from .offline import (MARGIN, _mover, _root_change, _world_vertices, floating_candidates, joint_candidates,
+from studio.repair import event_keys
+from studio.repair.film_failures import FailingRun
+from studio.repair.motion_trial import FilmTrial
+from studio.repair.offline import (MARGIN, _mover, _root_change, _world_vertices, floating_candidates, joint_candidates,
                       penetration_candidates)
-from .repairs import apply_changes
-from .verify import check_pose
+from studio.repair.proposals import apply_changes
+from studio.tools.verify import check_pose
 
 CLEARANCES = (MARGIN, 0.02, 0.05, 0.1)       # metres beyond a clean separation, for a detour
 Candidate = tuple[str, str, list[dict]]       # (kind: params|tool|key, summary, changes)

@@ -17,9 +17,9 @@ from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
 from studio.scene.transforms import quat_from_axis_angle, quat_to_matrix
 
-from .footsteps import FootPlan, com_path, foot_tracks
-from .interpolate import ease
-from .ik import Goal, solve_ik
+from studio.timeline.motion.footsteps import FootPlan, com_path, foot_tracks
+from studio.timeline.motion.easing import ease
+from studio.timeline.motion.ik import Goal, solve_ik
 
 TOE = 0.1
 

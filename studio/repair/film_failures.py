@@ -17,7 +17,7 @@ import numpy as np
 from studio.checks.report import REQUIRED, Report
 from studio.scene.pose import Tracks
 
-from .repairs import failure_key
+from studio.repair.proposals import failure_key
 
 HANDLED = ("NoPenetration", "JointLimits", "EventsSatisfied", "Supported")
 

@@ -1,34 +1,25 @@
-"""One tool layer for the person, the agent and a replayed file.
+"""What a tool's code may use: its project, the undo stack, who is calling, and the
+checks every tool shares (a stored state, a file inside the project, a joint
+value inside its limits). `ToolCall` is a tool's command with its audit row.
 
-`ToolBox.call(name, raw_arguments)` parses the arguments against the tool's
-schema, checks them against the project (names exist, joint values inside
-their limits, paths inside the project), builds the edit as a Command and runs
-it on the shared CommandStack, so anyone can undo it like any other edit.
-Every accepted call is one audit row `{who, tool, arguments}` written in the
-same transaction as its edit (an undo or redo is a row too), which is what
-`studio agent log --calls` reads back; `since` in it marks the rows the call's
-edit wrote, so edits made outside the tool layer can be told apart. A refused call raises ToolRefused and
-changes nothing; its message is what the caller reads as the tool result.
-
-The tools themselves live by area: `scene_tools`, `pose_tools`, `timeline_tools`.
+The tool modules (`scene_tools`, `pose_tools`, `timeline_tools`) take a
+`ToolContext`; `ToolBox` (in `box`) is the context that also dispatches calls
+to them, so the tool modules never import the box that imports them.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from studio.scene.ir import IRError, Scene
-from studio.store.keys import ReviewerKeyError
-from studio.store.project import DiskFull, Project, ProjectLocked, ReadOnlyProject
+from studio.scene.ir import Scene
+from studio.store.project import Project
 from studio.timeline.commands import Command, CommandStack
 from studio.timeline.storyboard import State, get_state
-
-from .errors import ToolRefused
-from .tool_schemas import parse_arguments
+from studio.tools.errors import ToolRefused
 
 MESH_TYPES = (".stl", ".obj", ".glb", ".gltf", ".ply")
 CALL, UNDO, REDO = "tool call", "undo tool call", "redo tool call"
@@ -45,7 +36,7 @@ class ToolOutcome:
         return json.dumps({"ok": True, **self.result}, sort_keys=True)
 
 
-def _last_audit_id(project: Project) -> int:
+def last_audit_id(project: Project) -> int:
     return int(project.db.execute("SELECT max(id) FROM audit").fetchone()[0] or 0)
 
 
@@ -62,58 +53,31 @@ class ToolCall(Command):
 
     def do(self) -> None:
         with self.project.transaction():
-            since = _last_audit_id(self.project)
+            since = last_audit_id(self.project)
             self.inner.do()
             if self.row is None:
                 self.project.audit(self.who, CALL, self.tool,
                                    {"tool": self.tool, "arguments": self.arguments, "since": since})
-                self.row = _last_audit_id(self.project)
+                self.row = last_audit_id(self.project)
             else:
                 self.project.audit(self.who, REDO, self.tool, {"call": self.row, "since": since})
 
     def undo(self) -> None:
         with self.project.transaction():
-            since = _last_audit_id(self.project)
+            since = last_audit_id(self.project)
             self.inner.undo()
             self.project.audit(self.who, UNDO, self.tool, {"call": self.row, "since": since})
 
 
-Handler = Callable[["ToolBox", dict], ToolOutcome]
 
-
-def handlers() -> dict[str, Handler]:
-    from . import pose_tools, scene_tools, timeline_tools
-    return {**scene_tools.TOOLS, **pose_tools.TOOLS, **timeline_tools.TOOLS}
-
-
-class ToolBox:
+class ToolContext:
     """The tools of one project, issuing their edits on `stack` as `actor` (person, agent, replay)."""
 
     def __init__(self, project: Project, stack: CommandStack | None = None, actor: str = "agent",
                  code_time_limit: float = 60.0):
         self.project, self.stack, self.actor = project, stack or CommandStack(), actor
         self.code_time_limit = code_time_limit
-        self._handlers = handlers()
 
-    def call(self, name: str, raw_arguments: str | dict) -> ToolOutcome:
-        args = parse_arguments(name, raw_arguments)
-        since = _last_audit_id(self.project)
-        try:
-            out = self._handlers[name](self, args)
-        except (ToolRefused, ReviewerKeyError):     # the caller's own key is not the call's fault
-            raise
-        except (DiskFull, ProjectLocked, ReadOnlyProject):   # nor the machine's: a full disk, a held lock
-            raise
-        except (IRError, KeyError, ValueError) as e:   # the studio's own refusals, e.g. the gate's
-            msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-            raise ToolRefused(f"{name}: {msg}") from None
-        except Exception as e:   # a tool that breaks must not take the caller's session down
-            raise ToolRefused(f"{name} failed: {type(e).__name__}: {e}") from None
-        if out.command is None:     # a call that stores reports or queues a job: recorded all the same
-            self.project.audit(self.actor, CALL, name, {"tool": name, "arguments": args, "since": since})
-        return out
-
-    # ---- helpers for the tool modules -----------------------------------
     def run(self, name: str, args: dict, cmd: Command, result: dict) -> ToolOutcome:
         call = ToolCall(self.project, cmd, self.actor, name, args)
         self.stack.run(call)

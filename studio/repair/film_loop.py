@@ -1,7 +1,7 @@
 """Verify → repair motion → verify, round after round.
 
 Each round verifies the film, proposes repairs for its failing runs (offline
-rules, and the model's when one is given, through the same checks) and, only
+rules, and the model's when a proposer for it is given, through the same checks) and, only
 when asked (`approve_verified`, batch work), applies one verified proposal
 per segment, required failures first, as the reviewer `batch`: the audit log
 records the batch run, never a person. It stops when the required checks
@@ -19,11 +19,15 @@ from studio.checks.run import verify_film
 from studio.store.project import Project
 from studio.timeline.commands import CommandStack
 
-from .errors import AgentError
-from .motion_repair import approve_film_repair, propose_film
-from .motion_trial import FilmTrial
+from studio.store.errors import Refused
+from studio.repair.motion_repair import approve_film_repair, propose_film
+from studio.repair.motion_trial import FilmTrial
 
 BATCH = "batch"
+
+# The model's proposals for a round's failing runs (from `studio.agent`, which this layer never imports):
+# called with the project, the round's trial and its runs; answers with .proposals and .unsolved.
+ModelProposer = Callable[[Project, FilmTrial, list], object]
 
 
 @dataclass
@@ -53,7 +57,7 @@ class LoopResult:
 
 
 def repair_film(project: Project, *, until_pass: bool = False, max_rounds: int = 10, approve_verified: bool = False,
-                interval: tuple[int, int] | None = None, client=None, stack: CommandStack | None = None,
+                interval: tuple[int, int] | None = None, model_proposer: ModelProposer | None = None, stack: CommandStack | None = None,
                 on_round: Callable[[Round], None] | None = None, whole: bool = False) -> LoopResult:
     stack = stack or CommandStack()
     out = LoopResult()
@@ -68,9 +72,8 @@ def repair_film(project: Project, *, until_pass: bool = False, max_rounds: int =
         made = propose_film(project, interval, per_run=1 if approve_verified else 2, trial=trial,
                             batch=approve_verified)
         proposals, unsolved = list(made.proposals), list(made.unsolved)
-        if client is not None:
-            from .model_motion_repair import propose_film_with_model
-            by_model = propose_film_with_model(project, client, trial, made.runs)
+        if model_proposer is not None:
+            by_model = model_proposer(project, trial, made.runs)
             proposals += by_model.proposals
             unsolved += by_model.unsolved
         rnd = Round(n, failing, len(made.runs), [p.id for p in proposals], unsolved=unsolved)
@@ -82,7 +85,7 @@ def repair_film(project: Project, *, until_pass: bool = False, max_rounds: int =
                     continue
                 try:
                     approve_film_repair(project, p.id, stack, reviewer=BATCH)
-                except AgentError as e:
+                except Refused as e:
                     rnd.unsolved.append(f"repair {p.id} not applied: {e}")
                     continue
                 used |= segs

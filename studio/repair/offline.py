@@ -31,9 +31,9 @@ from studio.scene.transforms import from_7
 from studio.store.project import Project
 from studio.timeline.storyboard import State, get_state
 
-from .errors import AgentError
-from .repairs import Proposal, distinct_failures, report_progress, save_proposal, stop_requested, verify_changes
-from .verify import check_pose
+from studio.repair.errors import RepairError
+from studio.repair.proposals import Proposal, distinct_failures, report_progress, save_proposal, stop_requested, verify_changes
+from studio.tools.verify import check_pose
 
 MARGIN = 1e-3          # metres beyond the evidence's push distance
 INSIDE = 1e-6          # how far inside a limit a clamped joint lands
@@ -207,7 +207,7 @@ def _num(v) -> str:
 
 
 def joint_candidates(scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
-    from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik
+    from studio.timeline.motion.ik import Goal, IKError, frame_pose, solve_ik
     j = scene.joint(ev["joint"])
     if j.type == "ball":
         v = np.asarray(pose.joints[j.name], float)
@@ -248,7 +248,7 @@ def propose_offline(project: Project, state_id: str, reports: list[Report] | Non
     scene = load_scene(project)
     held: State | None = get_state(project, state_id)
     if held is None:
-        raise AgentError(f"{project.path}: no state {state_id!r}")
+        raise RepairError(f"{project.path}: no state {state_id!r}")
     pose = held.pose.completed(scene)
     report_progress(state, 0.0, f"checking {state_id}")
     reports = reports if reports is not None else check_pose(project, scene, pose, held.frame, state_id)

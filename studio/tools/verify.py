@@ -14,7 +14,7 @@ from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.storyboard import get_state
 
-from .errors import ToolRefused
+from studio.tools.errors import ToolRefused
 
 
 def check_pose(project: Project, scene: Scene, pose: Pose, frame: int, state_id: str = "") -> list[Report]:

@@ -24,8 +24,8 @@ from studio.store.project import Project, now
 from studio.timeline.commands import Command, CommandStack, SetState
 from studio.timeline.storyboard import State, get_state
 
-from .errors import AgentError
-from .verify import check_pose, verify_and_store
+from studio.repair.errors import RepairError
+from studio.tools.verify import check_pose, verify_and_store
 
 STATUSES = ("proposed", "approved", "rejected")
 
@@ -115,7 +115,7 @@ def apply_changes(scene: Scene, pose: Pose, changes: list[dict]) -> Pose:
         elif c["kind"] == "joint":
             out.joints[c["name"]] = c["to"]
         else:
-            raise AgentError(f"repair change kind {c['kind']!r}: expected root or joint")
+            raise RepairError(f"repair change kind {c['kind']!r}: expected root or joint")
     return out
 
 
@@ -160,7 +160,7 @@ def list_proposals(project: Project, status: str | None = None) -> list[Proposal
 def get_proposal(project: Project, repair_id: int) -> Proposal:
     rows = list(project.db.query("SELECT * FROM repairs WHERE id = ?", [repair_id]))
     if not rows:
-        raise AgentError(f"{project.path}: no repair proposal {repair_id}")
+        raise RepairError(f"{project.path}: no repair proposal {repair_id}")
     return _from_row(rows[0])
 
 
@@ -178,7 +178,7 @@ class ApplyRepair(Command):
         self.project, self.reviewer = project, reviewer
         self.proposal = get_proposal(project, repair_id)
         if self.proposal.status != "proposed":
-            raise AgentError(f"repair {repair_id} is {self.proposal.status}; only a proposed repair can be approved")
+            raise RepairError(f"repair {repair_id} is {self.proposal.status}; only a proposed repair can be approved")
         self.label = f"apply repair {repair_id} ({self.proposal.summary})"
         self._edit: SetState | None = None
 
@@ -186,10 +186,10 @@ class ApplyRepair(Command):
         p, scene = self.proposal, load_scene(self.project)
         state = get_state(self.project, p.state_id)
         if state is None:
-            raise AgentError(f"repair {p.id}: state {p.state_id!r} no longer exists")
+            raise RepairError(f"repair {p.id}: state {p.state_id!r} no longer exists")
         check = verify_changes(self.project, scene, state, tuple(p.failure), p.changes)
         if not check["ok"]:
-            raise AgentError(f"repair {p.id} no longer holds on the state as it is now "
+            raise RepairError(f"repair {p.id} no longer holds on the state as it is now "
                              f"(fixes its failure: {check['fixes_target']}, new required failures: "
                              f"{check['new_required_failures']}); ask for a new proposal")
         pose = apply_changes(scene, state.pose, p.changes)
@@ -218,9 +218,9 @@ class RejectRepair(Command):
     def __init__(self, project: Project, repair_id: int, note: str, reviewer: str = "person"):
         p = get_proposal(project, repair_id)
         if p.status != "proposed":
-            raise AgentError(f"repair {repair_id} is {p.status}; only a proposed repair can be rejected")
+            raise RepairError(f"repair {repair_id} is {p.status}; only a proposed repair can be rejected")
         if not note.strip():
-            raise AgentError(f"repair {repair_id}: say why it is rejected (--note), so the next proposal can do better")
+            raise RepairError(f"repair {repair_id}: say why it is rejected (--note), so the next proposal can do better")
         self.project, self.repair_id, self.note, self.reviewer = project, repair_id, note, reviewer
         self.label = f"reject repair {repair_id} ({p.summary})"
 

@@ -26,9 +26,9 @@ import trimesh
 from studio.scene.kinematics import pose_world
 from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose
-from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik
+from studio.timeline.motion.ik import Goal, IKError, frame_pose, solve_ik
 
-from .offline import _chain, _root_change
+from studio.repair.offline import _chain, _root_change
 
 KINDS = ("grasp", "reach")
 BACK_OFF = (0.0, 0.15, 0.3, 0.45)      # metres short of the targets the root stops, arm's lengths
@@ -114,7 +114,7 @@ def _moved(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict) -> tuple
     moved.roots[root] = change["to"]
     if legs:
         from studio.timeline.motion.walk import legs_of, sole_placements
-        from studio.timeline.walk import place_feet
+        from studio.timeline.motion.walk_feet import place_feet
         try:
             each = legs_of(trial.scene, legs, "repair")
         except ValueError:

@@ -18,18 +18,20 @@ from typing import Callable
 
 from studio.store.project import Project
 
-from .errors import AgentError, ToolRefused
-from .tool_schemas import catalogue, parse_arguments
-from .tools import CALL, REDO, UNDO, ToolBox, ToolOutcome
+from studio.store.errors import Refused
+
+from studio.tools.errors import ToolRefused
+from studio.tools.schemas import catalogue, parse_arguments
+from studio.tools.box import CALL, REDO, UNDO, ToolBox, ToolOutcome
 
 REPLAY = "replay"
 
 
-class CallsFileError(AgentError):
+class CallsFileError(Refused):
     """A calls file that cannot be read as calls; the message names the file and line."""
 
 
-class ReplayRefused(AgentError):
+class ReplayRefused(Refused):
     """A call the project refused; `line` is its line in the file, every call before it stands."""
 
     def __init__(self, message: str, line: int, applied: int):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .interpolate import ease
+from studio.timeline.motion.easing import ease
 
 
 MARGIN = 0.01        # metres the planned centre of mass keeps inside the stance foot

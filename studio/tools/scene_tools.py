@@ -4,27 +4,25 @@ one undoable EditScene."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from studio.scene.io import load_scene
 from studio.scene.ir import Body, Geometry, Joint, Scene, Transform
 
-from .errors import ToolRefused
-from .sandbox import SandboxRun, new_job_dir, run_code
-from .scene_edit import EditScene
+from studio.tools.context import ToolContext, ToolOutcome
+from studio.tools.errors import ToolRefused
+from studio.sandbox.errors import SandboxRefused
+from studio.sandbox.run import SandboxRun, new_job_dir, run_code
+from studio.tools.scene_edit import EditScene
 
-if TYPE_CHECKING:
-    from .tools import ToolBox, ToolOutcome
 
-
-def _edit(box: "ToolBox", name: str, a: dict, d: dict, label: str, result: dict) -> "ToolOutcome":
+def _edit(box: ToolContext, name: str, a: dict, d: dict, label: str, result: dict) -> ToolOutcome:
     after = Scene.from_dict(d, where=name)
     return box.run(name, a, EditScene(box.project, after, label, box.actor), result)
 
 
-def create_body(box: "ToolBox", a: dict) -> "ToolOutcome":
+def create_body(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
     sources = [k for k in ("part", "size", "mesh") if k in a]
     if len(sources) > 1:
@@ -48,7 +46,7 @@ def create_body(box: "ToolBox", a: dict) -> "ToolOutcome":
     return _put_body(box, scene, body, a, "create_body", f"create body {a['name']}")
 
 
-def _put_body(box: "ToolBox", scene: Scene, body: Body, a: dict, name: str, label: str) -> "ToolOutcome":
+def _put_body(box: ToolContext, scene: Scene, body: Body, a: dict, name: str, label: str) -> ToolOutcome:
     d = scene.to_dict()
     existing = [i for i, b in enumerate(scene.bodies) if b.name == body.name]
     if existing:
@@ -75,7 +73,14 @@ def run_part_code(project, code: str, time_limit: float) -> SandboxRun:
     return run_code(code, new_job_dir(project.path, "part"), "python", time_limit=time_limit)
 
 
-def build_part_code(box: "ToolBox", a: dict) -> "ToolOutcome":
+def build_part_code(box: ToolContext, a: dict) -> ToolOutcome:
+    try:
+        return _build_part_code(box, a)
+    except SandboxRefused as e:       # the sandbox's refusal (it cannot run here, a bad path) is the tool's
+        raise ToolRefused(str(e)) from None
+
+
+def _build_part_code(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
     run = run_part_code(box.project, a["code"], min(float(a.get("time_limit", 60)), box.code_time_limit))
     if not run.ok:
@@ -108,7 +113,7 @@ def _replace(items: list[dict], key, item: dict) -> list[dict]:
     return [x for x in items if key(x) != key(item)] + [item]
 
 
-def add_frame(box: "ToolBox", a: dict) -> "ToolOutcome":
+def add_frame(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
     scene.body(a["body"])
     d = scene.to_dict()
@@ -118,7 +123,7 @@ def add_frame(box: "ToolBox", a: dict) -> "ToolOutcome":
     return _edit(box, "add_frame", a, d, f"frame {a['name']} on {a['body']}", {"frame": a["name"]})
 
 
-def add_camera(box: "ToolBox", a: dict) -> "ToolOutcome":
+def add_camera(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
     d = scene.to_dict()
     cam = {"name": a["name"], "position": list(a["position"]), "target": list(a["target"]),
@@ -132,13 +137,13 @@ def add_camera(box: "ToolBox", a: dict) -> "ToolOutcome":
     return _edit(box, "add_camera", a, d, f"camera {a['name']}", {"camera": a["name"]})
 
 
-def name_scene(box: "ToolBox", a: dict) -> "ToolOutcome":
+def name_scene(box: ToolContext, a: dict) -> ToolOutcome:
     d = load_scene(box.project).to_dict()
     d["name"] = a["name"]
     return _edit(box, "name_scene", a, d, f"name the scene {a['name']}", {"scene": a["name"]})
 
 
-def add_material(box: "ToolBox", a: dict) -> "ToolOutcome":
+def add_material(box: ToolContext, a: dict) -> ToolOutcome:
     d = load_scene(box.project).to_dict()
     mat = {"name": a["name"], "color": list(a["color"]), "roughness": float(a.get("roughness", 0.5)),
            "metallic": float(a.get("metallic", 0.0))}
@@ -146,7 +151,7 @@ def add_material(box: "ToolBox", a: dict) -> "ToolOutcome":
     return _edit(box, "add_material", a, d, f"material {a['name']}", {"material": a["name"]})
 
 
-def allow_overlap(box: "ToolBox", a: dict) -> "ToolOutcome":
+def allow_overlap(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
     names = {b.name for b in scene.bodies} | {b.group for b in scene.bodies if b.group}
     for k in ("a", "b"):

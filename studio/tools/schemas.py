@@ -19,7 +19,7 @@ import jsonschema
 from studio.scene.ir import BODY_KINDS, FLAGS, JOINT_TYPES
 from studio.store.names import ID_PATTERN
 
-from .errors import ToolRefused
+from studio.tools.errors import ToolRefused
 
 NAME = {"type": "string", "pattern": f"^{ID_PATTERN.pattern}$"}      # the studio's one id pattern
 COORD = {"type": "number", "minimum": -1000, "maximum": 1000}

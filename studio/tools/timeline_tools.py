@@ -3,11 +3,10 @@ verifiers and stills. A review is recorded as made by whoever called the tool
 (a person, the agent, a replay), never as someone else."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from studio.scene.io import load_scene
 from studio.store.reports import load_reports
-from studio.timeline.author import check_params
+from studio.timeline.motion import check_params
 from studio.timeline.commands import DeleteState, ReviewState
 from studio.timeline.gate import check_status
 from studio.timeline.motion import MotionError
@@ -15,20 +14,18 @@ from studio.timeline.plan import load_plan, validate_plan
 from studio.timeline.segment_commands import AuthorSegment, DropSegment, SetPlan, with_segment_tool
 from studio.timeline.storyboard import content_hash, put_state
 
-from .errors import ToolRefused
-
-if TYPE_CHECKING:
-    from .tools import ToolBox, ToolOutcome
+from studio.tools.context import ToolContext, ToolOutcome
+from studio.tools.errors import ToolRefused
 
 
-def set_plan(box: "ToolBox", a: dict) -> "ToolOutcome":
+def set_plan(box: ToolContext, a: dict) -> ToolOutcome:
     plan = a["plan"]
     validate_plan(plan, load_scene(box.project))       # PlanError names the field
     return box.run("set_plan", a, SetPlan(box.project, plan, box.actor),
                    {"states": len(plan.get("states", [])), "segments": len(plan.get("motion", []))})
 
 
-def set_segment_tool(box: "ToolBox", a: dict) -> "ToolOutcome":
+def set_segment_tool(box: ToolContext, a: dict) -> ToolOutcome:
     params = a.get("params", {})
     try:
         check_params(a["tool"], params, "set_segment_tool.params")
@@ -40,7 +37,7 @@ def set_segment_tool(box: "ToolBox", a: dict) -> "ToolOutcome":
     return box.run("set_segment_tool", a, cmd, {"segment": a["segment"], "tool": a["tool"]})
 
 
-def review_state(box: "ToolBox", a: dict) -> "ToolOutcome":
+def review_state(box: ToolContext, a: dict) -> ToolOutcome:
     st = box.state(a["state"])
     if a["verdict"] == "approve":
         scene = load_scene(box.project)
@@ -54,7 +51,7 @@ def review_state(box: "ToolBox", a: dict) -> "ToolOutcome":
     return box.run("review_state", a, cmd, {"state": st.id, "verdict": a["verdict"], "reviewer": box.actor})
 
 
-def author_segment(box: "ToolBox", a: dict) -> "ToolOutcome":
+def author_segment(box: ToolContext, a: dict) -> ToolOutcome:
     tool, params = a.get("tool"), a.get("params")
     if params is not None and tool is None:
         raise ToolRefused("author_segment.params: parameters given but no tool named")
@@ -71,16 +68,15 @@ def author_segment(box: "ToolBox", a: dict) -> "ToolOutcome":
     return out
 
 
-def drop_segment(box: "ToolBox", a: dict) -> "ToolOutcome":
+def drop_segment(box: ToolContext, a: dict) -> ToolOutcome:
     from studio.timeline.film import list_segments
     if not any(r["segment"] == a["segment"] for r in list_segments(box.project)):
         raise ToolRefused(f"drop_segment.segment: {a['segment']!r} is not baked; nothing to drop")
     return box.run("drop_segment", a, DropSegment(box.project, a["segment"], box.actor), {"segment": a["segment"]})
 
 
-def run_verifiers(box: "ToolBox", a: dict) -> "ToolOutcome":
-    from .tools import ToolOutcome
-    from .verify import verify_and_store
+def run_verifiers(box: ToolContext, a: dict) -> ToolOutcome:
+    from studio.tools.verify import verify_and_store
     st = box.state(a["state"])
     scene = load_scene(box.project)
     row = box.project.db.execute("SELECT content_hash FROM states WHERE id = ?", [st.id]).fetchone()
@@ -92,15 +88,14 @@ def run_verifiers(box: "ToolBox", a: dict) -> "ToolOutcome":
     return ToolOutcome("run_verifiers", a, {"verdicts": summary, "evidence": evidence})
 
 
-def request_render(box: "ToolBox", a: dict) -> "ToolOutcome":
-    from .tools import ToolOutcome
-    from .verify import queue_still
+def request_render(box: ToolContext, a: dict) -> ToolOutcome:
+    from studio.tools.verify import queue_still
     box.state(a["state"])
     job = queue_still(box.project, a["state"])
     return ToolOutcome("request_render", a, {"queued": job})
 
 
-def delete_state(box: "ToolBox", a: dict) -> "ToolOutcome":
+def delete_state(box: ToolContext, a: dict) -> ToolOutcome:
     box.state(a["state"])
     return box.run("delete_state", a, DeleteState(box.project, a["state"], box.actor), {"state": a["state"]})
 

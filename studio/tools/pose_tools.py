@@ -2,7 +2,6 @@
 root body relative to a named frame, solve IK; each is one SetState command."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,13 +12,11 @@ from studio.scene.transforms import compose, from_7, to_7
 from studio.timeline.commands import SetState
 from studio.timeline.storyboard import State, get_state
 
-from .errors import ToolRefused
-
-if TYPE_CHECKING:
-    from .tools import ToolBox, ToolOutcome
+from studio.tools.context import ToolContext, ToolOutcome
+from studio.tools.errors import ToolRefused
 
 
-def set_state(box: "ToolBox", a: dict) -> "ToolOutcome":
+def set_state(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
     cur = get_state(box.project, a["state"])
     if cur is None and "frame" not in a:
@@ -43,14 +40,14 @@ def set_state(box: "ToolBox", a: dict) -> "ToolOutcome":
     return box.run("set_state", a, cmd, {"state": st.id, "frame": st.frame})
 
 
-def _pose_edit(box: "ToolBox", name: str, a: dict, st: State, pose: Pose, extra: dict) -> "ToolOutcome":
+def _pose_edit(box: ToolContext, name: str, a: dict, st: State, pose: Pose, extra: dict) -> ToolOutcome:
     new = State(st.id, st.frame, pose, st.shot, st.description, st.still, st.visible)
     cmd = SetState(box.project, new, box.actor)
     cmd.label = f"{name} {st.id}"
     return box.run(name, a, cmd, {"state": st.id, **extra})
 
 
-def set_joint(box: "ToolBox", a: dict) -> "ToolOutcome":
+def set_joint(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
     st = box.state(a["state"])
     box.check_joint(scene, a["joint"], a["value"], "set_joint.value")
@@ -59,7 +56,7 @@ def set_joint(box: "ToolBox", a: dict) -> "ToolOutcome":
     return _pose_edit(box, "set_joint", a, st, pose, {"joint": a["joint"], "value": a["value"]})
 
 
-def place_relative(box: "ToolBox", a: dict) -> "ToolOutcome":
+def place_relative(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
     st = box.state(a["state"])
     if a["body"] not in scene.roots:
@@ -78,8 +75,8 @@ def place_relative(box: "ToolBox", a: dict) -> "ToolOutcome":
     return _pose_edit(box, "place_relative", a, st, pose, {"body": a["body"], "at": pose.roots[a["body"]]})
 
 
-def solve_ik(box: "ToolBox", a: dict) -> "ToolOutcome":
-    from studio.timeline.ik import Goal, IKError, frame_pose, solve_ik as solve
+def solve_ik(box: ToolContext, a: dict) -> ToolOutcome:
+    from studio.timeline.motion.ik import Goal, IKError, frame_pose, solve_ik as solve
     scene = load_scene(box.project)
     st = box.state(a["state"])
     if ("target_frame" in a) == ("target_position" in a):

@@ -32,11 +32,13 @@ from studio.timeline.gate import parse_segment
 from studio.timeline.plan import PlanError, load_plan, segment_entry, validate_plan
 from studio.timeline.storyboard import content_hash, get_state
 
-from .errors import AgentError, ToolRefused
-from .film_failures import FailingRun, failing_runs
-from .motion_candidates import candidates
-from .motion_trial import FilmTrial, RepairUnfit, plan_after
-from .repairs import (Proposal, _set_status, get_proposal, list_proposals, report_progress, save_proposal,
+from studio.repair.errors import RepairError
+
+from studio.tools.errors import ToolRefused
+from studio.repair.film_failures import FailingRun, failing_runs
+from studio.repair.motion_candidates import candidates
+from studio.repair.motion_trial import FilmTrial, RepairUnfit, plan_after
+from studio.repair.proposals import (Proposal, _set_status, get_proposal, list_proposals, report_progress, save_proposal,
                       stop_requested)
 
 PREFIX = "film:"
@@ -124,7 +126,7 @@ def propose_film(project: Project, interval: tuple[int, int] | None = None, per_
     try:                      # a repair is applied through set_plan, which refuses a plan that does not hold
         validate_plan(trial.plan, trial.scene)
     except PlanError as e:
-        raise AgentError(f"{project.path}: the stored plan does not hold ({e}); repairs change the plan "
+        raise RepairError(f"{project.path}: the stored plan does not hold ({e}); repairs change the plan "
                          f"through set_plan, so correct the plan first") from None
     out = FilmProposals(runs=failing_runs(trial.base_reports, trial.segments, interval=interval,
                                           tracks=trial.base_tracks))
@@ -194,9 +196,9 @@ class ApplyFilmRepair(Command):
         self.project, self.reviewer = project, reviewer
         self.proposal = get_proposal(project, repair_id)
         if not self.proposal.target.startswith(PREFIX):
-            raise AgentError(f"repair {repair_id} is for {self.proposal.target}, not the film")
+            raise RepairError(f"repair {repair_id} is for {self.proposal.target}, not the film")
         if self.proposal.status != "proposed":
-            raise AgentError(f"repair {repair_id} is {self.proposal.status}; only a proposed repair can be approved")
+            raise RepairError(f"repair {repair_id} is {self.proposal.status}; only a proposed repair can be approved")
         self.label = f"apply repair {repair_id} ({self.proposal.summary.split(' — ')[0]})"
         self.inner: CommandStack | None = None
         self.keyed: list[str] = [c["state"] for c in self.proposal.changes if c["kind"] == "insert_state"]
@@ -212,8 +214,8 @@ class ApplyFilmRepair(Command):
         p = self.proposal
         why = staleness(self.project, p)
         if why:
-            raise AgentError(f"repair {p.id} is stale: {why}; ask for a new proposal")
-        from .tools import ToolBox
+            raise RepairError(f"repair {p.id} is stale: {why}; ask for a new proposal")
+        from studio.tools.box import ToolBox
         stack = CommandStack()
         box = ToolBox(self.project, stack, actor=self.reviewer)
         plan, touched, dropped = plan_after(load_plan(self.project), p.changes)
@@ -233,7 +235,7 @@ class ApplyFilmRepair(Command):
                     box.call("author_segment", {"segment": seg})
                 _set_status(self.project, p.id, "approved", "", self.reviewer, "approve repair")
         except ToolRefused as e:
-            raise AgentError(f"repair {p.id} could not be applied: {e}") from None
+            raise RepairError(f"repair {p.id} could not be applied: {e}") from None
         self.inner, self.baked = stack, touched
 
     def undo(self) -> None:

@@ -33,10 +33,10 @@ from pathlib import Path
 
 from studio.store.secrets import scrub
 
-from .bubblewrap import INSTALL_HINT, SANDBOX_UID, bwrap_path, hand_over, take_back, wall_command, wall_problem
-from . import job_folder
-from .errors import SandboxMissing, ToolRefused
-from .task_group import TaskGroup
+from studio.sandbox.bubblewrap import INSTALL_HINT, SANDBOX_UID, bwrap_path, hand_over, take_back, wall_command, wall_problem
+from studio.sandbox import job_folder
+from studio.sandbox.errors import SandboxMissing, SandboxRefused
+from studio.sandbox.task_group import TaskGroup
 
 SCRIPT = "agent_code.py"
 LOG = "sandbox.log"
@@ -116,11 +116,11 @@ class SandboxRun:
     def read_bytes(self, name: str) -> bytes:
         """A regular file the code wrote at the top of its job folder, never through a link."""
         if name not in self.files or "/" in name or job_folder.shown(name) != name:
-            raise ToolRefused(f"{name}: the code wrote no such regular file in its job folder")
+            raise SandboxRefused(f"{name}: the code wrote no such regular file in its job folder")
         fd = os.open(self.job_dir / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise ToolRefused(f"{name}: not a regular file")
+                raise SandboxRefused(f"{name}: not a regular file")
             with os.fdopen(fd, "rb", closefd=False) as f:
                 return f.read()
         finally:
@@ -134,7 +134,7 @@ def default_interpreter(kind: str, settings: dict | None = None) -> Path:
     if kind == "blender":
         custom = (settings or {}).get("blender_python")
         return Path(custom) if custom else root / ".venv-blender" / "bin" / "python"
-    raise ToolRefused(f"code kind {kind!r}: expected 'python' (build123d) or 'blender'")
+    raise SandboxRefused(f"code kind {kind!r}: expected 'python' (build123d) or 'blender'")
 
 
 def new_job_dir(project_dir: Path, label: str = "code") -> Path:
@@ -147,10 +147,10 @@ def inside_job(job_dir: Path, name: str) -> Path:
     """The path of `name` in the job folder; refuses absolute paths and '..' escapes."""
     p = Path(name)
     if p.is_absolute() or not name.strip():
-        raise ToolRefused(f"path {name!r}: expected a relative path inside the job folder")
+        raise SandboxRefused(f"path {name!r}: expected a relative path inside the job folder")
     full = (Path(job_dir) / p).resolve()
     if not full.is_relative_to(Path(job_dir).resolve()):
-        raise ToolRefused(f"path {name!r}: leads outside the job folder; refused")
+        raise SandboxRefused(f"path {name!r}: leads outside the job folder; refused")
     return full
 
 
@@ -188,7 +188,7 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
     script.write_text(code)
     exe = Path(interpreter or default_interpreter(kind, settings))
     if not exe.exists():
-        raise ToolRefused(f"{exe}: the {kind} interpreter for agent code is missing")
+        raise SandboxRefused(f"{exe}: the {kind} interpreter for agent code is missing")
     problem = wall_problem()
     if problem:
         if settings is None:
