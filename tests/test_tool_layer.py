@@ -19,7 +19,7 @@ from studio.timeline.film import film_hash
 from studio.timeline.plan import PlanError, validate_plan
 from studio.timeline.reviews import list_reviews
 
-EDITS = {"name_scene", "add_material", "create_body", "build_part_code", "add_frame", "add_camera", "allow_overlap", "set_plan",
+EDITS = {"name_scene", "import_character", "add_material", "create_body", "build_part_code", "add_frame", "add_camera", "allow_overlap", "set_plan",
          "set_segment_tool", "set_state", "set_joint", "place_relative", "solve_ik", "review_state",
          "author_segment", "drop_segment", "run_verifiers", "request_render", "delete_state"}
 

@@ -35,9 +35,10 @@ class Growth:
 
 
 def excluded_body(scene: Scene, name: str) -> bool:
-    """Liquids and effects take no part in contact, support or penetration."""
+    """Liquids, effects and bodies without a surface (bones, a robot's frame links) take no part
+    in contact, support or penetration."""
     b = scene.body(name)
-    return b.kind == "effect" or b.has("liquid")
+    return b.kind == "effect" or b.has("liquid") or not b.has_surface
 
 
 def measured_pairs(scene: Scene, names: list[str], shapes: list[Shape],

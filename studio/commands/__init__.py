@@ -13,6 +13,7 @@ COMMANDS = [
     ("info", "project", "a readable summary of a project"),
     ("open", "project", "open the project in the studio window"),
     ("scene", "project", "the scene: meshes and CAD parts"),
+    ("characters", "project", "the character library: robots and characters that can be imported"),
     ("board", "board", "the storyboard: state status, reviews, plan, progress"),
     ("verify", "verify", "run the verifiers on a project's film, one state, or an animated .glb"),
     ("score", "verify", "penetration, floating and joint violation rates, per film and mean"),

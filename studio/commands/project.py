@@ -44,6 +44,21 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_scene_import)
     p = scene_sub.add_parser("parts", help="list the CAD parts a scene can use, with their parameters")
     p.set_defaults(func=cmd_scene_parts)
+    p = scene_sub.add_parser("import-urdf", help="add a robot from its URDF (or a library character) as a character")
+    p.add_argument("path", type=Path, help="the project folder")
+    p.add_argument("file", help="a .urdf file, or a name from `studio characters`")
+    p.add_argument("--name", required=True, help="the character's name (its bodies are named <name>-<link>)")
+    p.add_argument("--at", type=float, nargs=3, default=(0.0, 0.0, 0.0), metavar=("X", "Y", "Z"),
+                   help="where it stands: its root over (X, Y), its lowest point at height Z")
+    p.add_argument("--yaw", type=float, default=0.0, help="the way it faces, radians from +X")
+    p.add_argument("--geometry", choices=("hull", "collision", "visual"), default="hull",
+                   help="which geometry the checks use: each link's collision geometry as its convex hull "
+                        "(default), as declared, or what is shown")
+    p.set_defaults(func=cmd_scene_import_urdf)
+
+    p = sub.add_parser("characters", help="the character library: robots and characters that can be imported")
+    p.add_argument("--json", action="store_true", help="one JSON object per character")
+    p.set_defaults(func=cmd_characters)
 
 
 def cmd_new(args) -> int:
@@ -142,4 +157,58 @@ def cmd_scene_parts(args) -> int:
     for name, doc, params in catalogue():
         shown = ", ".join(f"{k}={'?' if v is None else f'{v:g}'}" for k, v in params.items())
         print(f"{name:<18} {doc}\n{'':<18} {shown}")
+    return 0
+
+
+def cmd_scene_import_urdf(args) -> int:
+    """The description is read whole first, so a bad file is exit 2 with nothing stored."""
+    from studio.scene.characters import cached_link_meshes, find_entry
+    from studio.scene.robots import description_digest, without_world
+    from studio.scene.urdf import UrdfError, read_urdf
+    file = Path(args.file)
+    if file.suffix.lower() != ".urdf":
+        try:
+            file = find_entry(args.file).file
+        except KeyError as e:
+            raise CommandError(f"{args.file}: not a .urdf file, and {e.args[0]}", EXIT_BAD_INPUT) from None
+    elif not file.is_file():
+        raise CommandError(f"{file}: no such file", EXIT_BAD_INPUT)
+    try:
+        desc = without_world(read_urdf(file))
+        cached_link_meshes(desc, description_digest(desc), args.geometry)
+    except UrdfError as e:
+        raise CommandError(str(e), EXIT_BAD_INPUT) from None
+    from studio.tools.box import ToolBox
+    from studio.tools.errors import ToolRefused
+    with Project.open(args.path) as p:
+        p.require_writable()
+        try:
+            out = ToolBox(p, actor="person").call("import_character", {
+                "name": args.name, "file": str(file.resolve()), "position": list(args.at), "yaw": args.yaw,
+                "geometry": args.geometry})
+        except ToolRefused as e:
+            raise CommandError(str(e), EXIT_FAILED) from None
+    r = out.result
+    print(f"imported {file.name} as {args.name}: {r['bodies']} bodies, {r['joints']} joints "
+          f"({r['movable_joints']} movable), {r['allowed_overlaps']} link pairs overlapping at rest allowed")
+    print(f"  legs:  {', '.join(r['legs']) or 'none found'}")
+    print(f"  hands: {', '.join(r['hands']) or 'none found'}")
+    for note in r["notes"]:
+        print(f"  note: {note}")
+    return 0
+
+
+def cmd_characters(args) -> int:
+    import json
+    from studio.scene.characters import library, user_folders
+    entries = library()
+    for e in entries:
+        if args.json:
+            print(json.dumps({"name": e.name, "file": str(e.file), "about": e.about, "where": e.where}))
+        else:
+            print(f"{e.name:<16} {e.about:<44} {e.file}")
+    if not args.json:
+        folders = user_folders()
+        print(f"{len(entries)} character(s); user folders (settings character_folders): "
+              f"{', '.join(map(str, folders)) or 'none'}")
     return 0

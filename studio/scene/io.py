@@ -13,14 +13,14 @@ from studio.scene.ir import Scene
 from studio.scene.reading import read_memo
 
 KINDS = {"materials": "material", "bodies": "body", "joints": "joint", "frames": "frame",
-         "cameras": "camera", "allowed_overlaps": "overlap"}
+         "cameras": "camera", "allowed_overlaps": "overlap", "characters": "character"}
 
 
 def save_scene(project: Project, scene: Scene, actor: str = "person", action: str = "edit scene") -> None:
     d = scene.to_dict()
     rows = [{"kind": "scene", "name": "scene", "position": 0, "body": json.dumps({"name": scene.name})}]
     for key, kind in KINDS.items():
-        for i, obj in enumerate(d[key]):
+        for i, obj in enumerate(d.get(key, [])):
             name = obj.get("name") or f"{obj.get('a')}|{obj.get('b')}"
             rows.append({"kind": kind, "name": name, "position": i, "body": json.dumps(obj, sort_keys=True)})
     for name, t in d["rest"].items():

@@ -19,7 +19,7 @@ from studio.store.names import NameProblem, check_id, relative_inside
 
 BODY_KINDS = ("rigid", "link", "ground", "static", "effect")
 JOINT_TYPES = ("revolute", "prismatic", "fixed", "ball")
-GEOMETRY_SOURCES = ("cad", "mesh", "box")
+GEOMETRY_SOURCES = ("cad", "mesh", "box", "none")    # none: a link with no surface (a bone, a frame link)
 FLAGS = ("static", "self_propelled", "buoyant", "liquid", "consumable")
 
 
@@ -70,7 +70,8 @@ class Transform:
 
 @dataclass
 class Geometry:
-    """Where a body's mesh comes from: a CAD part, an imported mesh, or a box."""
+    """Where a body's mesh comes from: a CAD part, an imported mesh, a box, or none (a link
+    between joints with no surface of its own: it moves and carries frames, the checks skip it)."""
 
     source: str = "box"
     part: str = ""                      # CAD part name in studio.scene.parts
@@ -118,6 +119,8 @@ class Body:
     group: str = ""                     # the character or assembly it belongs to
     flags: list[str] = field(default_factory=list)
     mass: float = 1.0
+    visual: Geometry | None = None      # what is rendered, when it is not what is checked (a robot's link)
+    com: list[float] | None = None      # centre of mass in the body frame, when known (a URDF's inertial)
 
     @property
     def is_static(self) -> bool:
@@ -125,6 +128,23 @@ class Body:
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
+
+    @property
+    def has_surface(self) -> bool:
+        return self.geometry.source != "none"
+
+    @property
+    def shown(self) -> Geometry:
+        """The geometry that is rendered and drawn: the visual one where there is one."""
+        return self.visual if self.visual is not None else self.geometry
+
+    def to_dict(self) -> dict:
+        """Written only with what is set, so a body without a visual or a centre of mass hashes as before."""
+        d = asdict(self)
+        for k in ("visual", "com"):
+            if d[k] is None:
+                d.pop(k)
+        return d
 
 
 @dataclass
@@ -181,6 +201,27 @@ class AllowedOverlap:
 
 
 @dataclass
+class Character:
+    """An imported character: where it came from and what was found in it.
+
+    `digest` hashes the source file and every file it names, so a character whose
+    description changed and was imported again changes the scene's design (and the
+    reviews of every state go stale). `legs` are the legs found from its structure
+    (joints from the trunk down, the sole frame, the gait phase), which the walk tool
+    uses when a segment names the character instead of declaring legs."""
+
+    name: str
+    source: str                       # "urdf" or "gltf"
+    file: str                         # the source file's name (for people; the digest is what counts)
+    digest: str
+    root: str
+    geometry: str = "hull"            # which of the description's geometry the checks use
+    legs: list[dict] = field(default_factory=list)
+    hands: list[str] = field(default_factory=list)     # named frames a grasp can hold with
+    skin: dict = field(default_factory=dict)           # a skinned character: mesh asset, bones, profile
+
+
+@dataclass
 class Scene:
     name: str = "untitled"
     bodies: list[Body] = field(default_factory=list)
@@ -190,6 +231,7 @@ class Scene:
     materials: list[Material] = field(default_factory=list)
     allowed_overlaps: list[AllowedOverlap] = field(default_factory=list)
     rest: dict[str, list[float]] = field(default_factory=dict)   # root body -> rest transform (7)
+    characters: list[Character] = field(default_factory=list)
 
     # ---- look-ups -------------------------------------------------------
     def body(self, name: str) -> Body:
@@ -209,6 +251,12 @@ class Scene:
             if f.name == name:
                 return f
         raise KeyError(f"no named frame {name!r}")
+
+    def character(self, name: str) -> Character:
+        for c in self.characters:
+            if c.name == name:
+                return c
+        raise KeyError(f"no character named {name!r}")
 
     def camera(self, name: str) -> Camera:
         for c in self.cameras:
@@ -243,6 +291,9 @@ class Scene:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["cameras"] = [c.to_dict() for c in self.cameras]
+        d["bodies"] = [b.to_dict() for b in self.bodies]
+        if not self.characters:
+            d.pop("characters")         # written only when there are some, so older scenes hash as before
         return d
 
     def to_json(self) -> str:
@@ -279,10 +330,14 @@ class Scene:
             mat = str(b.get("material", ""))
             if mat and mat not in mats:
                 raise IRError(f"{at}.material: no material named {mat!r}")
+            visual = b.get("visual")
+            com = b.get("com")
             s.bodies.append(Body(name=_file_name(b, at), kind=kind,
                                  geometry=Geometry.from_dict(b.get("geometry", {}), f"{at}.geometry"),
                                  material=mat, group=str(b.get("group", "")), flags=flags,
-                                 mass=float(b.get("mass", 1.0))))
+                                 mass=float(b.get("mass", 1.0)),
+                                 visual=None if visual is None else Geometry.from_dict(visual, f"{at}.visual"),
+                                 com=None if com is None else _vec(com, 3, f"{at}.com")))
         names = _unique([b.name for b in s.bodies], f"{where}.bodies")
         for i, j in enumerate(d.get("joints", [])):
             at = f"{where}.joints[{i}]"
@@ -341,6 +396,19 @@ class Scene:
                 if o.get(end) not in names:
                     raise IRError(f"{at}.{end}: no body named {o.get(end)!r}")
             s.allowed_overlaps.append(AllowedOverlap(o["a"], o["b"], str(o.get("reason", "construction"))))
+        for i, c in enumerate(d.get("characters", []) or []):
+            at = f"{where}.characters[{i}]"
+            if not isinstance(c, dict):
+                raise IRError(f"{at}: expected an object")
+            if c.get("root") not in names:
+                raise IRError(f"{at}.root: no body named {c.get('root')!r}")
+            s.characters.append(Character(name=_file_name(c, at), source=str(c.get("source", "")),
+                                          file=str(c.get("file", "")), digest=str(c.get("digest", "")),
+                                          root=c["root"], geometry=str(c.get("geometry", "hull")),
+                                          legs=[dict(leg) for leg in c.get("legs", []) or []],
+                                          hands=[str(h) for h in c.get("hands", []) or []],
+                                          skin=dict(c.get("skin", {}) or {})))
+        _unique([c.name for c in s.characters], f"{where}.characters")
         roots = set(s.roots)
         for body, t in dict(d.get("rest", {})).items():
             if body not in roots:
@@ -399,6 +467,8 @@ def design_id(scene: Scene, geometry_hashes: dict[str, str]) -> str:
     """Hash of the scene's structure: bodies and their geometry, joints, frames.
     Poses and cameras are not part of the design."""
     d = scene.to_dict()
-    return canonical_hash({"bodies": d["bodies"], "joints": d["joints"], "frames": d["frames"],
-                           "allowed_overlaps": d["allowed_overlaps"],
-                           "geometry": dict(sorted(geometry_hashes.items()))})[:16]
+    structure = {"bodies": d["bodies"], "joints": d["joints"], "frames": d["frames"],
+                 "allowed_overlaps": d["allowed_overlaps"], "geometry": dict(sorted(geometry_hashes.items()))}
+    if scene.characters:                # an imported character's sources count (older scenes hash as before)
+        structure["characters"] = d["characters"]
+    return canonical_hash(structure)[:16]

@@ -56,6 +56,8 @@ def geometry_hash(geometry: Geometry) -> str:
     d = {"source": geometry.source, "offset": geometry.offset.as_list()}
     if geometry.source == "box":
         d["size"] = geometry.size
+    elif geometry.source == "none":
+        pass
     elif geometry.source == "cad":
         code = parts.PARTS[geometry.part].source_hash() if geometry.part in parts.PARTS else "unknown part"
         d.update(part=geometry.part, code=code, params=geometry.params, tolerance=geometry.tolerance)
@@ -66,6 +68,9 @@ def geometry_hash(geometry: Geometry) -> str:
 
 def box_mesh(size) -> trimesh.Trimesh:
     return trimesh.creation.box(extents=np.asarray(size, float))
+
+
+NO_SURFACE = 1e-3        # a body without a surface stands in as a millimetre cube where a mesh is asked for
 
 
 def cad_key(geometry: Geometry) -> str:
@@ -126,14 +131,17 @@ def _cad_arrays(body: Body) -> tuple[np.ndarray, np.ndarray]:
     return vertices, faces
 
 
-def build_body_mesh(body: Body, project_dir: Path | None = None) -> MeshBuild:
-    """The body's mesh (offset applied) with where it came from and how long it took."""
+def build_body_mesh(body: Body, project_dir: Path | None = None, visual: bool = False) -> MeshBuild:
+    """The body's mesh (offset applied) with where it came from and how long it took; with
+    `visual`, the mesh that is shown (a robot link's visual geometry, where it has one)."""
     from studio.scene.parts import PartError
     t0 = time.perf_counter()
-    g = body.geometry
+    g = body.shown if visual else body.geometry
     key = ""
     if g.source == "box":
         mesh, cache = box_mesh(g.size), "box"
+    elif g.source == "none":
+        mesh, cache = box_mesh([NO_SURFACE] * 3), "box"
     else:
         try:
             if g.source == "cad":
@@ -157,8 +165,13 @@ def build_body_mesh(body: Body, project_dir: Path | None = None) -> MeshBuild:
 
 
 def body_mesh(body: Body, project_dir: Path | None = None) -> trimesh.Trimesh:
-    """The body's mesh in its own frame (metres, +Z up)."""
+    """The body's mesh in its own frame (metres, +Z up): the one the checks use."""
     return build_body_mesh(body, project_dir).mesh
+
+
+def shown_mesh(body: Body, project_dir: Path | None = None) -> trimesh.Trimesh:
+    """The mesh that is rendered and drawn (the visual geometry where the body has one)."""
+    return build_body_mesh(body, project_dir, visual=True).mesh
 
 
 def scene_meshes(scene: Scene, project_dir: Path | None = None) -> dict[str, trimesh.Trimesh]:

@@ -26,6 +26,7 @@ DEFAULTS = {
     "endpoints": {},                # name -> {base_url, model, api_key_env, capabilities, prices}
     "model_max_wait": 60.0,         # seconds the agent waits at most when a server says Retry-After
     "unsandboxed_agent_code": False,  # True: run agent code without bubblewrap where it cannot run (logged)
+    "character_folders": [],        # folders whose URDF and glTF files the character library lists
 }
 
 
@@ -72,6 +73,8 @@ def load_settings() -> dict:
         env = os.environ.get(f"KEYPOSE_{key.upper()}")
         if env is not None and isinstance(DEFAULTS[key], bool):
             out[key] = env.strip().lower() in ("1", "true", "yes", "on")
+        elif env is not None and isinstance(DEFAULTS[key], list):
+            out[key] = [p for p in env.split(os.pathsep) if p]
         elif env is not None and not isinstance(DEFAULTS[key], dict):
             out[key] = type(DEFAULTS[key])(env) if not isinstance(DEFAULTS[key], str) else env
     return out

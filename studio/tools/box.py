@@ -21,7 +21,7 @@ from studio.scene.ir import IRError
 from studio.store.keys import ReviewerKeyError
 from studio.store.project import DiskFull, ProjectLocked, ReadOnlyProject
 from studio.timeline.commands import CommandStack
-from studio.tools import pose_tools, scene_tools, timeline_tools
+from studio.tools import character_tools, pose_tools, scene_tools, timeline_tools
 from studio.tools.context import CALL, REDO, UNDO, ToolCall, ToolContext, ToolOutcome, last_audit_id
 from studio.tools.errors import ToolRefused
 from studio.tools.schemas import parse_arguments
@@ -29,7 +29,8 @@ from studio.tools.schemas import parse_arguments
 __all__ = ["CALL", "REDO", "UNDO", "ToolBox", "ToolCall", "ToolOutcome"]
 
 Handler = Callable[[ToolContext, dict], ToolOutcome]
-HANDLERS: dict[str, Handler] = {**scene_tools.TOOLS, **pose_tools.TOOLS, **timeline_tools.TOOLS}
+HANDLERS: dict[str, Handler] = {**scene_tools.TOOLS, **character_tools.TOOLS, **pose_tools.TOOLS,
+                                **timeline_tools.TOOLS}
 
 
 class ToolBox(ToolContext):
