@@ -101,7 +101,10 @@ def test_the_g1s_legs_and_hands_are_found_from_its_structure(g1):
     assert left == [f"g1-left_{j}_joint" for j in ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch",
                                                      "ankle_roll")]
     assert {leg["phase"] for leg in ch.legs} == {0.0, 0.5}
-    assert set(ch.hands) == {"g1-left_rubber_hand-grip", "g1-right_rubber_hand-grip"}
+    hands = {h["frame"]: h["joints"] for h in ch.hands}
+    assert set(hands) == {"g1-left_rubber_hand-grip", "g1-right_rubber_hand-grip"}
+    assert hands["g1-left_rubber_hand-grip"] == [f"g1-left_{j}_joint" for j in (
+        "shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll", "wrist_pitch", "wrist_yaw")]
     world = pose_world(scene, Pose.rest(scene))
     for sole in legs:                          # standing: soles on the floor, level
         f = scene.frame(sole)

@@ -19,7 +19,7 @@ from studio.scene.cameras import camera_path, placed
 from studio.scene.io import load_scene
 from studio.scene.kinematics import pose_world, tracks_world
 from studio.scene.ir import Scene
-from studio.scene.meshes import body_mesh
+from studio.scene.meshes import shown_mesh
 from studio.scene.pose import Pose, Tracks
 from studio.store.names import NameProblem, check_id
 from studio.store.project import Project, write_atomic
@@ -40,12 +40,17 @@ def frame_file(frame: int) -> str:
 
 
 def write_meshes(project: Project, scene: Scene, job_dir: Path) -> dict[str, str]:
-    """Each body's mesh as meshes/<n>.npz; return {body: relative path}."""
+    """Each body's shown mesh (a robot link's visual geometry) as meshes/<n>.npz; a body without a
+    surface gets an empty mesh (it still moves what hangs on it). Return {body: relative path}."""
     out = {}
     for i, body in enumerate(scene.bodies):
-        mesh = body_mesh(body, project.path)
         rel = f"meshes/{i:04d}.npz"
-        buf = _npz(vertices=np.asarray(mesh.vertices, np.float64), faces=np.asarray(mesh.faces, np.int64))
+        if body.has_surface or body.visual is not None:
+            mesh = shown_mesh(body, project.path)
+            v, f = np.asarray(mesh.vertices, np.float64), np.asarray(mesh.faces, np.int64)
+        else:
+            v, f = np.zeros((0, 3)), np.zeros((0, 3), np.int64)
+        buf = _npz(vertices=v, faces=f)
         write_atomic(job_dir / rel, buf)
         out[body.name] = rel
     return out

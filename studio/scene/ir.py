@@ -207,8 +207,9 @@ class Character:
     `digest` hashes the source file and every file it names, so a character whose
     description changed and was imported again changes the scene's design (and the
     reviews of every state go stale). `legs` are the legs found from its structure
-    (joints from the trunk down, the sole frame, the gait phase), which the walk tool
-    uses when a segment names the character instead of declaring legs."""
+    (joints from the trunk down, the sole frame, the gait phase, the kind of foot),
+    which the walk tool uses when a segment names the character instead of declaring
+    legs; `hands` likewise each hand's grip frame and its arm's joints."""
 
     name: str
     source: str                       # "urdf" or "gltf"
@@ -217,7 +218,7 @@ class Character:
     root: str
     geometry: str = "hull"            # which of the description's geometry the checks use
     legs: list[dict] = field(default_factory=list)
-    hands: list[str] = field(default_factory=list)     # named frames a grasp can hold with
+    hands: list[dict] = field(default_factory=list)    # {"frame": grip frame, "joints": its arm's chain}
     skin: dict = field(default_factory=dict)           # a skinned character: mesh asset, bones, profile
 
 
@@ -402,11 +403,15 @@ class Scene:
                 raise IRError(f"{at}: expected an object")
             if c.get("root") not in names:
                 raise IRError(f"{at}.root: no body named {c.get('root')!r}")
+            for key in ("legs", "hands"):
+                for k, item in enumerate(c.get(key, []) or []):
+                    if not isinstance(item, dict) or not isinstance(item.get("joints"), list):
+                        raise IRError(f"{at}.{key}[{k}]: expected an object with its joints")
             s.characters.append(Character(name=_file_name(c, at), source=str(c.get("source", "")),
                                           file=str(c.get("file", "")), digest=str(c.get("digest", "")),
                                           root=c["root"], geometry=str(c.get("geometry", "hull")),
                                           legs=[dict(leg) for leg in c.get("legs", []) or []],
-                                          hands=[str(h) for h in c.get("hands", []) or []],
+                                          hands=[dict(h) for h in c.get("hands", []) or []],
                                           skin=dict(c.get("skin", {}) or {})))
         _unique([c.name for c in s.characters], f"{where}.characters")
         roots = set(s.roots)

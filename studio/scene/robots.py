@@ -32,11 +32,14 @@ the floor.
 Legs are found from the structure: the links that touch the floor at rest
 (within FOOT_BAND of the lowest point), deepest first, each with the movable
 joints from the trunk down to it (at least two); each gets a level sole frame
-`<foot>-sole` at the centre of its underside. A biped's legs swing at phases 0
+`<foot>-sole` at the centre of its underside, or, for a round foot (one that
+touches the floor over less than POINT_FOOT across: a quadruped's ball), at
+the ball's centre, where the walk places it without levelling it. A biped's legs swing at phases 0
 and 0.5, a quadruped's in diagonal pairs. Hands are links named like a hand,
 palm, gripper or tool centre point at the end of a chain that is not a leg;
 each gets a `<hand>-grip` frame (a tool centre point itself, the middle of a
-gripper's fingers, or the hand's centroid).
+gripper's fingers, or for a hand without fingers the point of its surface
+facing the character's middle, level with its centroid: a humanoid's palm).
 """
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ import trimesh
 from studio.scene.urdf import Description, Element, UrdfError, origin_matrix
 
 FOOT_BAND = 0.005          # metres above the lowest point a link may reach and still stand on the floor
+POINT_FOOT = 0.03          # a foot touching the floor over less than this across is round (placed by its centre)
 HAND_WORDS = ("tcp", "gripper", "palm", "hand")
 MAX_NAME = 64
 
@@ -214,9 +218,13 @@ def find_legs(desc: Description, meshes: dict[str, LinkMesh], world: dict[str, n
             continue
         w = world[foot]
         v = meshes[foot].checks.vertices @ w[:3, :3].T + w[:3, 3]
-        under = v[v[:, 2] <= v[:, 2].min() + 0.01]
-        centre = np.array([*under[:, :2].mean(axis=0), v[:, 2].min()])
-        legs.append({"foot": foot, "joints": [j.name for j in movable], "at": centre})
+        contact = v[v[:, 2] <= v[:, 2].min() + 0.002]
+        if np.ptp(contact[:, :2], axis=0).max() < POINT_FOOT:      # a ball: placed by its centre
+            centre, kind = w[:3, :3] @ meshes[foot].checks.centroid + w[:3, 3], "point"
+        else:
+            under = v[v[:, 2] <= v[:, 2].min() + 0.01]
+            centre, kind = np.array([*under[:, :2].mean(axis=0), v[:, 2].min()]), "flat"
+        legs.append({"foot": foot, "joints": [j.name for j in movable], "at": centre, "kind": kind})
     if len(legs) < 2:
         return []
     c = np.mean([leg["at"][:2] for leg in legs], axis=0)
@@ -266,12 +274,20 @@ def find_hands(desc: Description, meshes: dict[str, LinkMesh], world: dict[str, 
                 pts = [world[f][:3, :3] @ meshes[f].checks.centroid + world[f][:3, 3] for f in fingers]
                 grip = (inv @ np.array([*np.mean(pts, axis=0), 1.0]))[:3]
             elif meshes[n].checks is not None:
-                grip = np.asarray(meshes[n].checks.centroid, float)
+                grip = _palm(meshes[n].checks, world[n], world[desc.root])
             else:
                 continue
         hands.append({"link": n, "grip": grip})
     tcp_parents = {j.parent for j in desc.joints if "tcp" in j.child.lower()}
-    return [h for h in hands if h["link"] not in tcp_parents]
+    hands = [h for h in hands if h["link"] not in tcp_parents]
+    chains = {h["link"]: [j for j in _chain(desc, h["link"]) if j.type in ("revolute", "continuous", "prismatic")]
+              for h in hands}
+    for h in hands:          # an arm: its own joints, below where it meets another hand's chain or a leg's
+        others = {j.name for o, c in chains.items() if o != h["link"] for j in c} | leg_links
+        mine = chains[h["link"]]
+        cut = max((k + 1 for k, j in enumerate(mine) if j.name in others), default=0)
+        h["joints"] = [j.name for j in mine[cut:]]
+    return hands
 
 
 def without_world(desc: Description) -> Description:
@@ -285,6 +301,19 @@ def without_world(desc: Description) -> Description:
     j = out_of_root[0]
     return Description(desc.name, desc.file, desc.folder, [l for l in desc.links if l.name != desc.root],
                        [k for k in desc.joints if k is not j], j.child, desc.files)
+
+
+def _palm(mesh: trimesh.Trimesh, hand: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """A hand without fingers holds with the side that faces the character's middle (a humanoid's
+    palms face each other at rest): the point of its surface on that side, level with its centroid."""
+    c = np.asarray(mesh.centroid, float)
+    side = np.linalg.inv(root) @ hand @ np.array([*c, 1.0])
+    inward = -np.sign(side[1]) * (root[:3, :3] @ np.array([0.0, 1.0, 0.0]))   # world, towards the middle
+    if abs(side[1]) < 1e-3:
+        return c
+    d = hand[:3, :3].T @ inward                                               # in the hand's frame
+    reach = float(np.max(np.asarray(mesh.vertices, float) @ d) - c @ d)
+    return c + reach * d
 
 
 def robot_parts(desc: Description, name: str, geometry: str = "hull",
@@ -346,12 +375,12 @@ def robot_parts(desc: Description, name: str, geometry: str = "hull",
         out.frames.append({"name": sole, "body": foot, "local": {"position": local[:3, 3].tolist(),
                                                                   "rotation": _quat(local[:3, :3])}})
         out.legs.append({"joints": [body_name(name, j) for j in leg["joints"]], "sole": sole,
-                         "phase": leg["phase"]})
+                         "phase": leg["phase"], "foot": leg["kind"]})
     for hand in find_hands(desc, meshes, world, found):
         grip = body_name(name, f"{hand['link']}-grip")
         out.frames.append({"name": grip, "body": out.names[hand["link"]],
                            "local": {"position": [float(v) for v in hand["grip"]], "rotation": [1.0, 0, 0, 0]}})
-        out.hands.append(grip)
+        out.hands.append({"frame": grip, "joints": [body_name(name, j) for j in hand["joints"]]})
     return out
 
 

@@ -59,7 +59,7 @@ def import_character(box: ToolContext, a: dict) -> ToolOutcome:
     after = Scene.from_dict(d, where=str(file))
     result = {"character": a["name"], "bodies": len(mine), "joints": len(imp.parts.joints),
               "movable_joints": sum(j["type"] != "fixed" for j in imp.parts.joints),
-              "legs": [leg["sole"] for leg in imp.parts.legs], "hands": imp.parts.hands,
+              "legs": [leg["sole"] for leg in imp.parts.legs], "hands": [h["frame"] for h in imp.parts.hands],
               "allowed_overlaps": len(pairs), "digest": imp.digest[:16], "file": str(file),
               "meshes_from_cache": imp.cached, "notes": imp.parts.notes}
     return box.run("import_character", a, EditScene(box.project, after, f"import character {a['name']}",

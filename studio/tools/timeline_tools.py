@@ -18,15 +18,28 @@ from studio.tools.context import ToolContext, ToolOutcome
 from studio.tools.errors import ToolRefused
 
 
+def _legs(box: ToolContext, params, where: str):
+    """Parameters with any named character's root and legs filled in (see timeline.motion.legs)."""
+    from studio.timeline.motion.legs import expand_characters
+    try:
+        return expand_characters(load_scene(box.project), params)
+    except MotionError as e:
+        raise ToolRefused(f"{where}: {e}") from None
+
+
 def set_plan(box: ToolContext, a: dict) -> ToolOutcome:
-    plan = a["plan"]
+    plan = dict(a["plan"])
+    if isinstance(plan.get("motion"), list):
+        plan["motion"] = [dict(m, params=_legs(box, m["params"], f"set_plan.plan.motion[{i}]"))
+                          if isinstance(m, dict) and isinstance(m.get("params"), dict) else m
+                          for i, m in enumerate(plan["motion"])]
     validate_plan(plan, load_scene(box.project))       # PlanError names the field
     return box.run("set_plan", a, SetPlan(box.project, plan, box.actor),
                    {"states": len(plan.get("states", [])), "segments": len(plan.get("motion", []))})
 
 
 def set_segment_tool(box: ToolContext, a: dict) -> ToolOutcome:
-    params = a.get("params", {})
+    params = _legs(box, a.get("params", {}), "set_segment_tool")
     try:
         check_params(a["tool"], params, "set_segment_tool.params")
     except MotionError as e:
@@ -53,6 +66,8 @@ def review_state(box: ToolContext, a: dict) -> ToolOutcome:
 
 def author_segment(box: ToolContext, a: dict) -> ToolOutcome:
     tool, params = a.get("tool"), a.get("params")
+    if params is not None:
+        params = _legs(box, params, "author_segment")
     if params is not None and tool is None:
         raise ToolRefused("author_segment.params: parameters given but no tool named")
     if tool is not None:

@@ -23,7 +23,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
-from studio.scene.meshes import scene_meshes
+from studio.scene.meshes import shown_mesh
 
 from studio.ui.playhead import Playhead
 from studio.ui.qt_look import ViewportLook
@@ -46,10 +46,13 @@ SHOW_MODES = (("film", "Film"), ("state", "Key state"), ("both", "Both: key over
 
 
 def tessellate(scene, project_dir, state) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Vertices and triangles of every body, in its own frame (runs on a worker)."""
+    """Vertices and triangles of every body that has a surface, as shown (a robot link's visual
+    geometry), in its own frame (runs on a worker)."""
     out = {}
-    for name, mesh in scene_meshes(scene, project_dir).items():
-        out[name] = (np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64))
+    for b in scene.bodies:
+        if b.has_surface or b.visual is not None:
+            mesh = shown_mesh(b, project_dir)
+            out[b.name] = (np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64))
     return out
 
 

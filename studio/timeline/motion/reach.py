@@ -152,7 +152,7 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
     walking = set()
     if "walk" in params:
         walking = {j for leg in legs_of(scene, params["walk"], tool) for j in leg.joints}
-    eased = [j.name for j in scene.joints if j.name not in walking]
+    eased = [j.name for j in scene.joints if j.name not in walking and j.type != "fixed"]
 
     begin = float(params.get("begin", 0.0))
 

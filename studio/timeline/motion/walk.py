@@ -77,6 +77,9 @@ LEG_SCHEMA = {
         "sole": {"type": "string", "description": "named frame on the sole, on the floor when planted"},
         "phase": {"type": "number", "minimum": 0, "maximum": 1,
                   "description": "legs with the same phase swing together"},
+        "foot": {"type": "string", "enum": ["flat", "point"],
+                 "description": "flat (default): the sole is kept level; point: a round foot (a quadruped's "
+                                "ball), only its centre placed, the sole frame at that centre"},
     }}
 
 WALK_PROPERTIES = {
@@ -120,6 +123,7 @@ class Leg:
     joints: list[str]
     sole: str
     phase: float
+    point: bool = False             # a round foot: placed by its centre, never levelled
 
 
 @dataclass
@@ -141,7 +145,8 @@ def legs_of(scene: Scene, params: dict, tool: str = "walk") -> list[Leg]:
     for i, d in enumerate(params["legs"]):
         need_joints(scene, d["joints"], tool, f"legs[{i}]")
         frame_local(scene, d["sole"], tool)
-        legs.append(Leg(d["sole"], list(d["joints"]), d["sole"], float(d.get("phase", 0.5 * (i % 2)))))
+        legs.append(Leg(d["sole"], list(d["joints"]), d["sole"], float(d.get("phase", 0.5 * (i % 2))),
+                        d.get("foot") == "point"))
     return legs
 
 
@@ -241,12 +246,16 @@ def _outside(points: np.ndarray, p: np.ndarray) -> float:
 
 def _mass_points(scene: Scene, root: str, project_dir: Path | None,
                  carried: tuple[str, ...] = ()) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The character's bodies (and what it carries), masses and centroids in their own frames."""
+    """The character's bodies (and what it carries), masses and centres of mass in their own frames
+    (a body's declared centre of mass, a robot link's inertial one, else its mesh's centroid)."""
     names = [b.name for b in scene.bodies if scene.group_root(b.name) == root or b.name in carried]
     masses, cents = [], []
     for n in names:
         b = scene.body(n)
         masses.append(b.mass)
+        if b.com is not None:
+            cents.append(np.asarray(b.com, float))
+            continue
         try:
             cents.append(np.asarray(body_mesh(b, project_dir).centroid, float))
         except Exception:                 # a body without geometry weighs at its origin
@@ -288,16 +297,18 @@ SIDE, ROLL_WEIGHT = 0.04, 0.3     # a point beside the sole, held at its height:
 
 
 def place_flat(scene: Scene, pose: Pose, legs: dict[str, tuple[list[str], str]], feet: dict[str, np.ndarray],
-               iterations: int) -> tuple[Pose, float]:
+               iterations: int, points: frozenset[str] = frozenset()) -> tuple[Pose, float]:
     """Each sole to (x, y, z, yaw), level: its toe and its side held at its height (a leg that cannot
-    both reach and stay level trades a little of the level); returns the worst position error."""
+    both reach and stay level trades a little of the level); a leg in `points` (a round foot) only
+    places its sole. Returns the worst position error."""
     worst = 0.0
     for name, (joints, sole) in legs.items():
         x, y, z, yaw = feet[name]
         c, s_ = math.cos(yaw), math.sin(yaw)
         at = np.array([x, y, z])
-        goals = [Goal(sole, at), Goal(sole, at + TOE * np.array([c, s_, 0.0]), weight=0.5, offset=(TOE, 0.0, 0.0)),
-                 Goal(sole, at + SIDE * np.array([-s_, c, 0.0]), weight=ROLL_WEIGHT, offset=(0.0, SIDE, 0.0))]
+        goals = [Goal(sole, at)] if name in points else [
+            Goal(sole, at), Goal(sole, at + TOE * np.array([c, s_, 0.0]), weight=0.5, offset=(TOE, 0.0, 0.0)),
+            Goal(sole, at + SIDE * np.array([-s_, c, 0.0]), weight=ROLL_WEIGHT, offset=(0.0, SIDE, 0.0))]
         pose, _ = place_feet(scene, pose, {name: (joints, sole)}, {name: feet[name]}, 1)  # off a straight knee
         pose, err = solve_ik(scene, pose, joints, goals, iterations)
         worst = max(worst, err)
@@ -316,6 +327,8 @@ def edges_below(scene: Scene, pose: Pose, legs: list[Leg], hulls: dict, feet: di
     world = pose_world(scene, pose)
     out = {}
     for leg in legs:
+        if leg.point:                       # a round foot rolls on its centre: nothing sinks
+            continue
         body, v = hulls[leg.name]
         low = float(np.min((v @ world[body][:3, :3].T)[:, 2]) + world[body][2, 3])
         rolled = float(np.max(np.abs(v[:, 1]))) * abs(float(world[body][2, 1]))   # what the roll alone sinks
@@ -498,6 +511,7 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
     root_track[0], root_track[-1] = ra, rb
 
     leg_map = {leg.name: (leg.joints, leg.sole) for leg in legs}
+    points = frozenset(leg.name for leg in legs if leg.point)
     hulls = {leg.name: _foot_hull(scene, leg, seg.project_dir) for leg in legs}
     poses, pose, worst_ik = [], pa, 0.0
     for i in range(n_frames):
@@ -506,12 +520,12 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
         if upper is not None:
             pose = upper(i, pose)
         at_i = {k: v[i].copy() for k, v in feet.items()}
-        pose, err = place_flat(scene, pose, leg_map, at_i, 25)
+        pose, err = place_flat(scene, pose, leg_map, at_i, 25, points)
         sunk = edges_below(scene, pose, legs, hulls, at_i)
         if sunk:                                  # a foot that cannot stay level rests on its lower edge
             for name, depth in sunk.items():
                 at_i[name][2] += depth
-            pose, err = place_flat(scene, pose, leg_map, at_i, 25)
+            pose, err = place_flat(scene, pose, leg_map, at_i, 25, points)
         worst_ik = max(worst_ik, err)
         poses.append(pose)
 
