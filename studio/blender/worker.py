@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from outputs import DiskFull, SpecError, emit, ensure_writable, inside_folder, write_json_atomic  # noqa: E402
 
-KINDS = ("still", "preview", "film", "export_blend", "verify")
+KINDS = ("still", "preview", "film", "export_blend", "export_interchange", "verify")
 WATCH_SECONDS = 0.2
 
 
@@ -136,6 +136,26 @@ def run(spec: dict) -> dict[str, str]:
         rel = spec["blend"]
         outputs[rel] = renders.save_blend(in_job(spec, rel))
         emit("blend", output=rel, sha256=outputs[rel], message=".blend saved")
+    outputs.update(interchange_steps(spec, steps))
+    return outputs
+
+
+def interchange_steps(spec: dict, steps: list) -> dict[str, str]:
+    """USD and glTF of the built, animated scene (see interchange)."""
+    outputs = {}
+    if "usd" in steps or "gltf" in steps:
+        import interchange
+        import bpy
+        bpy.context.scene.frame_set(bpy.context.scene.frame_start)
+        if "usd" in steps:
+            rel = spec["usd"]
+            outputs[rel] = interchange.export_usd(in_job(spec, rel))
+            emit("usd", output=rel, sha256=outputs[rel], message="USD written")
+        if "gltf" in steps:
+            rel = spec["gltf"]
+            outputs[rel] = interchange.export_gltf(in_job(spec, rel), spec.get("studio_extras", {}),
+                                                   spec.get("body_extras", {}))
+            emit("gltf", output=rel, sha256=outputs[rel], message="glTF written")
     return outputs
 
 

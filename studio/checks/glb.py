@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-from studio.scene.ir import Body, Geometry, Scene
+from studio.scene.ir import BODY_KINDS, FLAGS, Body, Geometry, Scene
 from studio.scene.pose import Tracks
 from studio.scene.transforms import matrix_to_quat, quat_normalize, quat_to_matrix
 
@@ -75,6 +75,18 @@ def load_glb(path: str | Path) -> tuple[Scene, dict[str, trimesh.Trimesh], Track
 
 def load_glb_film(path: str | Path):
     """The film, and the Growth of each body whose scale changes over time."""
+    return _read(path).film()
+
+
+def load_glb_verification(path: str | Path):
+    """The film as `load_glb_film` gives it, and the plan (events, shots) and holds a studio-written
+    film carries in its extras (None and [] for any other file)."""
+    g = _read(path)
+    scene, meshes, tracks, growth = g.film()
+    return scene, meshes, tracks, growth, g.plan, g.holds
+
+
+def _read(path: str | Path) -> "Glb":
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -84,7 +96,7 @@ def load_glb_film(path: str | Path):
     except OSError as e:
         raise GlbError(f"{path}: cannot read ({e.strerror})") from None
     with np.errstate(all="ignore"):
-        return Glb(path, data).film()
+        return Glb(path, data)
 
 
 def _finite(a: np.ndarray) -> bool:
@@ -101,6 +113,7 @@ class Glb:
             raise self.fail(str(e)) from None
         self._accessors: dict[int, np.ndarray] = {}
         self._values = 0
+        self.plan, self.holds = None, []
 
     def fail(self, msg: str) -> GlbError:
         return GlbError(f"{self.path}: {msg}")
@@ -255,8 +268,18 @@ class Glb:
             above = world[parent[i]] if i in parent else base
             world[i] = above @ self._local(i, channels.get(i, {}), times)
         bodies, meshes, tracks_roots, growth, used, triangles = [], {}, {}, {}, set(), 0
+        surfaceless = set(studio.get("surfaceless", []) or []) if isinstance(studio.get("surfaceless", []), list) \
+            else set()
         for i in order:
             n = nodes[i]
+            if "mesh" not in n and str(n.get("name")) in surfaceless:
+                name = str(n["name"])             # a link without a surface: it carries what hangs on it
+                used.add(name)
+                bodies.append(Body(name=name, kind="link", geometry=Geometry(source="none")))
+                meshes[name] = trimesh.creation.box(extents=[1e-3] * 3)
+                tracks_roots[name] = np.broadcast_to(self._body(i, name, *_unit_box(), world[i])[1],
+                                                     (n_frames, 7)).copy()
+                continue
             if "mesh" not in n:
                 continue
             name = str(n.get("name") or f"node{i}")
@@ -279,7 +302,15 @@ class Glb:
                 flags.append("static")
             if extras.get("self_propelled"):
                 flags.append("self_propelled")
-            bodies.append(Body(name=name, kind="ground" if ground else "rigid",
+            kind = str(extras.get("kind", "ground" if ground else "rigid"))
+            if kind not in BODY_KINDS:
+                raise self.fail(f"nodes[{i}].extras.studio.kind: {kind!r}, expected one of {BODY_KINDS}")
+            given = extras.get("flags", [])
+            if not isinstance(given, list) or any(f not in FLAGS for f in given):
+                raise self.fail(f"nodes[{i}].extras.studio.flags: expected some of {FLAGS}")
+            flags += [f for f in given if f not in flags]
+            group = extras.get("group", "")
+            bodies.append(Body(name=name, kind=kind, group=group if isinstance(group, str) else "",
                                geometry=Geometry(source="mesh", path=f"{self.path.name}#{name}"), flags=flags))
             meshes[name] = mesh
             tracks_roots[name] = track
@@ -287,7 +318,22 @@ class Glb:
                 growth[name] = grows
         if not bodies:
             raise self.fail("no mesh node with triangles in the scene")
-        return Scene(name=self.path.stem, bodies=bodies), meshes, Tracks(frame_start, tracks_roots), growth
+        if studio.get("node_frames") == "y-up" and not z_up:
+            # Blender's exporter turns every node's frame to +Y up (T' = C T C^-1, vertices C v): the
+            # bodies' own frames, which named frames and joints are given in, are W C with meshes C^-1 v
+            turn = Y_UP_TO_Z_UP[:3, :3]
+            for b in bodies:
+                m = from_7_track(tracks_roots[b.name])
+                m[:, :3, :3] = m[:, :3, :3] @ turn.T
+                tracks_roots[b.name] = np.concatenate([m[:, :3, 3], matrix_to_quat(m[:, :3, :3])], axis=1)
+                meshes[b.name] = trimesh.Trimesh(np.asarray(meshes[b.name].vertices) @ turn.T,
+                                                 np.asarray(meshes[b.name].faces), process=False)
+        scene, tracks = Scene(name=self.path.stem, bodies=bodies), Tracks(frame_start, tracks_roots)
+        if any(k in studio for k in ("joints", "frames", "allowed_overlaps", "events", "attachments")):
+            from studio.checks.glb_film import studio_scene
+            where = {b.name: from_7_track(tracks_roots[b.name]) for b in bodies}
+            scene, tracks, self.plan, self.holds = studio_scene(scene, studio, where, frame_start, self.fail)
+        return scene, meshes, tracks, growth
 
     def _tree(self, nodes: list, roots: list | None, si) -> tuple[list[int], dict[int, int]]:
         """Scene nodes, parents before children, each visited once; refuses cycles and shared children."""
@@ -506,6 +552,17 @@ class Glb:
         if len(faces) > MAX_TRIANGLES:
             raise self.fail(f"meshes[{mi}]: {len(faces)} triangles; at most {MAX_TRIANGLES} are read")
         return np.concatenate(verts), faces
+
+
+def _unit_box() -> tuple[np.ndarray, np.ndarray]:
+    m = trimesh.creation.box(extents=[1e-3] * 3)
+    return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+
+
+def from_7_track(track: np.ndarray) -> np.ndarray:
+    """(F,4,4) matrices of (F,7) [x y z w qx qy qz] rows."""
+    from studio.scene.transforms import from_7
+    return from_7(np.asarray(track, float))
 
 
 def _triangles(idx: np.ndarray, mode: int) -> np.ndarray | None:

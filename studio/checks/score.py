@@ -14,7 +14,7 @@ from studio.scene.meshes import scene_meshes
 from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
 
-from studio.checks.glb import load_glb_film
+from studio.checks.glb import load_glb_verification
 from studio.checks.report import Report, required_checks_pass
 from studio.checks.run import approved_states, run_checks
 
@@ -47,5 +47,6 @@ def check_film(path: str | Path, names: tuple[str, ...] | None = None) -> list[R
             states = [(f, p.completed(scene), i) for f, p, i in approved_states(project)]
             return run_checks(scene, scene_meshes(scene, project.path), tracks, plan=project.get_doc("plan"),
                               states=states, names=list(names) if names else None)
-    scene, meshes, tracks, growth = load_glb_film(path)
-    return run_checks(scene, meshes, tracks, names=list(names) if names else None, growth=growth)
+    scene, meshes, tracks, growth, plan, holds = load_glb_verification(path)
+    return run_checks(scene, meshes, tracks, names=list(names) if names else None, growth=growth, plan=plan,
+                      attachments=holds)

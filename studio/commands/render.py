@@ -29,6 +29,9 @@ def register(sub) -> None:
     p.add_argument("path", type=Path)
     p.add_argument("--blend", type=Path, help="write the .blend here")
     p.add_argument("--video", type=Path, help="write the film's MP4 here")
+    p.add_argument("--usd", type=Path, help="write the film as OpenUSD here (.usd, .usdc or .usda)")
+    p.add_argument("--gltf", type=Path, help="write the film as an animated glTF binary here (.glb), which "
+                                             "`studio verify` reads back")
     p.add_argument("--with-exceptions", action="store_true",
                    help="export although required checks fail, with a delivery report beside the outputs")
     p.add_argument("--camera", help="film camera (default: the storyboard's shots)")

@@ -108,11 +108,16 @@ def cmd_render(args) -> int:
 
 
 def cmd_export(args) -> int:
-    if not args.blend and not args.video:
-        raise CommandError("export: give --blend OUT and/or --video OUT")
+    usd, gltf = getattr(args, "usd", None), getattr(args, "gltf", None)
+    if not args.blend and not args.video and not usd and not gltf:
+        raise CommandError("export: give --blend OUT, --video OUT, --usd OUT and/or --gltf OUT")
+    if usd and usd.suffix.lower() not in (".usd", ".usdc", ".usda"):
+        raise CommandError(f"--usd {usd}: expected a .usd, .usdc or .usda file", EXIT_BAD_INPUT)
+    if gltf and gltf.suffix.lower() != ".glb":
+        raise CommandError(f"--gltf {gltf}: expected a .glb file (a glTF binary)", EXIT_BAD_INPUT)
     settings = load_settings()
     res = _resolution(args.resolution)
-    outs = [Path(name_destination(p)) for p in (args.blend, args.video) if p]
+    outs = [Path(name_destination(p)) for p in (args.blend, args.video, usd, gltf) if p]
     for out in outs:
         try:
             check_destination(out)
@@ -145,6 +150,13 @@ def cmd_export(args) -> int:
                     if code != 0:
                         failed.append({"output": blend, "error": "delivered, but reopened it does not match the "
                                                                  "scene at the storyboard frames"})
+            if (usd or gltf) and code == 0:
+                to = [str(p.resolve()) if p else None for p in (usd, gltf)]
+                build = lambda d: specs.interchange_spec(project, d, to[0], to[1], args.camera, res)  # noqa: E731
+                code = _report(project, _outcome(project, "export_interchange", build, args, settings, failed,
+                                                 " and ".join(t for t in to if t)))
+                if code == 0:
+                    delivered.extend(t for t in to if t)
         finally:
             if delivered and not gate.ok:      # whatever left the studio goes with its report
                 from studio.checks.signals import signals

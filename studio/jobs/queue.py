@@ -19,7 +19,7 @@ from typing import Callable
 from studio.store.names import NameProblem
 from studio.store.project import Project, now, write_atomic
 
-KINDS = ("still", "preview", "film", "export_blend", "bake", "verify", "agent_step")
+KINDS = ("still", "preview", "film", "export_blend", "export_interchange", "bake", "verify", "agent_step")
 STATES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
 RESUMABLE = ("failed", "cancelled", "interrupted")
 LOG_TAIL = 20_000

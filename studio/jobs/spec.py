@@ -222,6 +222,50 @@ def blend_spec(project: Project, job_dir: Path, deliver_to: str, camera: str | N
     return spec
 
 
+def interchange_spec(project: Project, job_dir: Path, usd_to: str | None, gltf_to: str | None,
+                     camera: str | None = None, resolution=None) -> dict:
+    """The film as OpenUSD and/or an animated glTF binary, from the same scene the .blend holds; the
+    glTF carries what `studio verify` needs to read the film back (see studio/blender/interchange.py)."""
+    scene = load_scene(project)
+    tracks = film_tracks(project, scene)
+    spec = base_spec(project, "export_interchange", job_dir, scene, "BLENDER_WORKBENCH")
+    write_atomic(job_dir / "tracks.npz", tracks.to_bytes())
+    steps, expected, deliver = [], [], {}
+    for step, to, rel in (("usd", usd_to, "out/film" + (Path(usd_to).suffix if usd_to else "")),
+                          ("gltf", gltf_to, "out/film.glb")):
+        if to:
+            steps.append(step)
+            spec[step] = rel
+            expected.append(rel)
+            deliver[rel] = to
+    spec.update(steps=steps, tracks="tracks.npz", tracks_hash=tracks.hash(),
+                frame_start=tracks.frame_start, frame_end=tracks.frame_end,
+                camera=camera or scene.cameras[0].name,
+                shots=[] if camera else shots_of(scene, list_states(project)),
+                resolution=resolution_of(scene, camera, resolution), camera_paths=camera_paths(scene, tracks),
+                studio_extras=verification_extras(project, scene),
+                body_extras={b.name: {"kind": b.kind, "flags": list(b.flags), "group": b.group}
+                             for b in scene.bodies})
+    spec["expected"] = expected
+    spec["deliver"] = deliver
+    return spec
+
+
+def verification_extras(project: Project, scene: Scene) -> dict:
+    """What a glTF of the film needs besides its meshes and motion for the same verdicts: the plan's
+    events, the tools' holds, named frames, joints (their values are read back from the nodes) and
+    allowed overlaps."""
+    from studio.timeline.author import AUTHORED_DOC
+    doc = project.get_doc(AUTHORED_DOC) or {}
+    holds = [a for seg in doc.values() if isinstance(seg, dict) for a in seg.get("attachments", []) or []]
+    d = scene.to_dict()
+    plan = project.get_doc("plan") or {}
+    return {"events": list(plan.get("events", []) or []), "shots": list(plan.get("shots", []) or []),
+            "attachments": holds, "frames": d["frames"],
+            "joints": d["joints"], "allowed_overlaps": d["allowed_overlaps"],
+            "surfaceless": [b.name for b in scene.bodies if not b.has_surface]}
+
+
 def verify_spec(blend_path: Path, frames: list[int]) -> dict:
     """Reopen a .blend in a fresh worker and describe it at `frames`."""
     return {"version": SPEC_VERSION, "kind": "verify", "blend_in": str(Path(blend_path).resolve()),

@@ -1,0 +1,89 @@
+"""`studio export --usd --gltf`: the doorway film as OpenUSD (read here with Pixar's usd-core: a
+prim per body, the film's time codes, each body where the studio has it at frames 1001 and 1300)
+and as an animated glTF binary that `studio verify` reads back with the project's verdicts; both
+behind the export gate."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from studio.cli import main
+from studio.scene.io import load_scene
+from studio.scene.kinematics import tracks_world
+from studio.store.project import Project
+from studio.timeline.film import load_film_tracks
+
+pytestmark = pytest.mark.blender
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    base = tmp_path_factory.mktemp("export")
+    film = base / "doorway"
+    shutil.copytree(ROOT / "projects" / "doorway", film, ignore=shutil.ignore_patterns("jobs", "renders"))
+    usd, glb = base / "out" / "doorway.usdc", base / "out" / "doorway.glb"
+    assert main(["export", str(film), "--usd", str(usd), "--gltf", str(glb), "--quiet"]) == 0
+    return film, usd, glb
+
+
+def test_the_usd_has_a_prim_per_body_the_films_time_codes_and_its_transforms(exported):
+    from pxr import Usd, UsdGeom
+    film, usd, _ = exported
+    with Project.open(film) as p:
+        scene, tracks, fps = load_scene(p), load_film_tracks(p), p.fps
+    stage = Usd.Stage.Open(str(usd))
+    assert stage.GetStartTimeCode() == tracks.frame_start == 1001
+    assert stage.GetEndTimeCode() == tracks.frame_end
+    assert stage.GetTimeCodesPerSecond() == fps
+    assert UsdGeom.GetStageUpAxis(stage) == "Z" and UsdGeom.GetStageMetersPerUnit(stage) == 1.0
+    prims = {}
+    for prim in stage.Traverse():               # a body: an Xform holding the body's mesh of its name
+        child = prim.GetChild(prim.GetName())
+        if prim.GetTypeName() == "Xform" and child.IsValid() and child.IsA(UsdGeom.Mesh):
+            prims.setdefault(prim.GetName(), []).append(prim)
+    assert set(prims) == set(scene.body_names) and all(len(v) == 1 for v in prims.values())
+    world = tracks_world(scene, tracks)
+    moving = 0
+    for frame in (1001, 1300):
+        cache = UsdGeom.XformCache(Usd.TimeCode(frame))
+        for name, (prim,) in prims.items():
+            m = np.array(cache.GetLocalToWorldTransform(prim)).T       # USD rows are row vectors
+            ours = world[name][frame - tracks.frame_start]
+            assert np.abs(m[:3, 3] - ours[:3, 3]).max() < 1e-5, (name, frame)
+            assert np.abs(m[:3, :3] - ours[:3, :3]).max() < 1e-5, (name, frame)
+    for name, (prim,) in prims.items():
+        a = np.array(UsdGeom.XformCache(Usd.TimeCode(1001)).GetLocalToWorldTransform(prim))
+        b = np.array(UsdGeom.XformCache(Usd.TimeCode(1300)).GetLocalToWorldTransform(prim))
+        moving += bool(np.abs(a - b).max() > 1e-3)
+    assert moving >= 10                          # the robot and the panel move between the two frames
+
+
+def test_studio_verify_reads_the_exported_gltf_with_the_projects_verdicts(exported, tmp_path):
+    film, _, glb = exported
+    verdicts = {}
+    for what in (film, glb):
+        out = tmp_path / f"{what.name}.json"
+        code = main(["verify", str(what), "--json", str(out)])
+        reports = json.loads(out.read_text())["reports"]
+        verdicts[what.name] = (code, {r["name"]: r["verdict"] for r in reports})
+    assert verdicts["doorway"] == verdicts["doorway.glb"]
+    code, by = verdicts["doorway"]
+    assert code == 0 and by["NoPenetration"] == by["JointLimits"] == by["EventsSatisfied"] == "pass"
+
+
+def test_the_export_gate_holds_usd_and_gltf_back_while_a_state_is_rejected(exported, tmp_path, capsys):
+    film, _, _ = exported
+    copy = tmp_path / "doorway"
+    shutil.copytree(film, copy, ignore=shutil.ignore_patterns("jobs", "renders"))
+    assert main(["board", "reject", str(copy), "tilt", "--note", "the panel meets the jamb"]) == 0
+    usd, glb = tmp_path / "out.usd", tmp_path / "out.glb"
+    capsys.readouterr()
+    assert main(["export", str(copy), "--usd", str(usd), "--gltf", str(glb)]) == 1
+    assert "export refused" in capsys.readouterr().err
+    assert not usd.exists() and not glb.exists()
+    assert main(["export", str(copy), "--gltf", str(tmp_path / "film.gltf")]) == 2
