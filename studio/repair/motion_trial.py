@@ -24,7 +24,7 @@ from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.author import segment_tool
 from studio.timeline.motion import check_params
-from studio.timeline.bake import MAX_RESIDUAL, round_to_limits, complete, pin
+from studio.timeline.bake import complete, pin, residual_limit, round_to_limits
 from studio.timeline.film import list_segments, load_film_tracks
 from studio.timeline.gate import parse_segment
 from studio.timeline.motion import MotionError, Segment, motion_tool
@@ -91,7 +91,7 @@ def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str,
         raise RepairUnfit(f"segment {segment} by {tool}: {e}") from None
     pinned, residual = pin(full, a.pose, b.pose)
     round_to_limits(scene, pinned)
-    if residual > MAX_RESIDUAL:
+    if residual > residual_limit(motion_tool(tool).schema, params):
         raise RepairUnfit(f"segment {segment} by {tool}: misses its states by {residual:.3f}")
     return pinned
 

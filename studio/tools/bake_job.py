@@ -1,6 +1,13 @@
 """The bake job's process: read the spec, check the gate for every segment,
 bake them as tool calls, write out/bake.json and the finish marker.
 
+A simulated segment whose run ends away from its approved second state is
+refused with the run's end offered instead: the offer is kept with the job
+(`out/offered.json`, read by `studio bake --adopt-end` and the window's Adopt
+end state), and with `adopt_end` in the spec the job adopts it at once
+(`adopt_end_state`, a tool call like the bake), leaving the state for a person
+to review before that segment can be baked.
+
 Progress goes to stdout as JSON lines, as the Blender worker's does. A gate
 refusal bakes nothing: every segment is checked before the first is stored.
 Each segment is one `author_segment` call of the tool layer, naming the motion
@@ -15,8 +22,9 @@ import sys
 import traceback
 from pathlib import Path
 
-from studio.jobs.bake_spec import OUTPUT
+from studio.jobs.bake_spec import OFFERED, OUTPUT
 from studio.jobs.contract import emit, finish
+from studio.store.project import write_atomic
 from studio.scene.io import load_scene
 from studio.store.project import Project
 from studio.timeline.author import segment_tool
@@ -61,6 +69,8 @@ def run(spec_path: str | Path) -> int:
             try:
                 out = box.call("author_segment", author_call(plan, seg))
             except ToolRefused as e:
+                if e.offer is not None:
+                    return offered(box, folder, e, bool(spec.get("adopt_end")))
                 emit(stage="error", message=str(e))
                 return 1
             notes = out.result.get("notes")
@@ -70,6 +80,30 @@ def run(spec_path: str | Path) -> int:
         listing = {"segments": [{"segment": s, "tool": rows[s]["tool"], "tracks_hash": rows[s]["hash"],
                                  "frames": [rows[s]["start"], rows[s]["end"]]} for s in segments]}
     return finish(folder, OUTPUT, listing, {"segments": segments})
+
+
+def offered(box: ToolBox, folder: Path, refusal: ToolRefused, adopt: bool) -> int:
+    """A simulation's end offered instead of a bake: kept with the job, adopted when asked."""
+    offer = refusal.offer
+    out = folder / OFFERED
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, json.dumps(offer, indent=1, sort_keys=True).encode())
+    worst = offer["differences"][offer["worst"]]
+    emit(stage="offered", segment=offer["segment"], state=offer["state"], body=offer["worst"],
+         metres=worst["metres"], radians=worst["radians"])
+    if not adopt:
+        emit(stage="error", message=str(refusal))
+        return 1
+    try:
+        box.call("adopt_end_state", {"segment": offer["segment"]})
+    except ToolRefused as e:
+        emit(stage="error", message=str(e))
+        return 1
+    emit(stage="adopted", segment=offer["segment"], state=offer["state"])
+    emit(stage="error", message=f"{offer['state']} now holds the end of the run of {offer['segment']} "
+                                f"({offer['worst']} was {worst['metres']:.4f} m and {worst['radians']:.4f} rad off); "
+                                f"review {offer['state']}, then bake again")
+    return 1
 
 
 def main(argv: list[str]) -> int:

@@ -7,12 +7,12 @@ from __future__ import annotations
 from studio.scene.io import load_scene
 from studio.store.reports import load_reports
 from studio.timeline.motion import check_params
-from studio.timeline.commands import DeleteState, ReviewState
+from studio.timeline.commands import DeleteState, ReviewState, SetState
 from studio.timeline.gate import check_status
 from studio.timeline.motion import MotionError
 from studio.timeline.plan import load_plan, validate_plan
 from studio.timeline.segment_commands import AuthorSegment, DropSegment, SetPlan, with_segment_tool
-from studio.timeline.storyboard import content_hash, put_state
+from studio.timeline.storyboard import State, content_hash, put_state
 
 from studio.tools.context import ToolContext, ToolOutcome
 from studio.tools.errors import ToolRefused
@@ -95,6 +95,25 @@ def request_render(box: ToolContext, a: dict) -> ToolOutcome:
     return ToolOutcome("request_render", a, {"queued": job})
 
 
+def adopt_end_state(box: ToolContext, a: dict) -> ToolOutcome:
+    """The segment's second state becomes the run's own end, as its simulation offers it; the state's
+    pose changes, so its review is stale and it needs checks and a review like any other."""
+    from studio.scene.pose import Pose
+    from studio.timeline.author import offered_end
+    from studio.timeline.gate import parse_segment
+    scene = load_scene(box.project)
+    pose, offer = offered_end(box.project, a["segment"], scene)     # gate, tool and MotionError name the cause
+    st = box.state(parse_segment(a["segment"])[1])
+    new = State(st.id, st.frame, Pose.from_dict(pose.to_dict(), scene, where="adopt_end_state"), st.shot,
+                st.description, st.still, st.visible)
+    cmd = SetState(box.project, new, box.actor)
+    cmd.label = f"adopt the end of {a['segment']} as {st.id}"
+    worst = offer["differences"][offer["worst"]]
+    return box.run("adopt_end_state", a, cmd, {
+        "state": st.id, "worst": offer["worst"], "metres": round(worst["metres"], 6),
+        "radians": round(worst["radians"], 6), "next": f"review {st.id}: its pose changed, so its review is stale"})
+
+
 def delete_state(box: ToolContext, a: dict) -> ToolOutcome:
     box.state(a["state"])
     return box.run("delete_state", a, DeleteState(box.project, a["state"], box.actor), {"state": a["state"]})
@@ -102,4 +121,4 @@ def delete_state(box: ToolContext, a: dict) -> ToolOutcome:
 
 TOOLS = {"delete_state": delete_state, "set_plan": set_plan, "set_segment_tool": set_segment_tool, "review_state": review_state,
          "author_segment": author_segment, "drop_segment": drop_segment, "run_verifiers": run_verifiers,
-         "request_render": request_render}
+         "request_render": request_render, "adopt_end_state": adopt_end_state}
