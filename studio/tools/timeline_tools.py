@@ -85,7 +85,20 @@ def run_verifiers(box: ToolContext, a: dict) -> ToolOutcome:
     reports = verify_and_store(box.project, a["state"])
     summary = {r.name: r.verdict for r in reports}
     evidence = {r.name: r.evidence[:3] for r in reports if r.verdict == "fail"}
-    return ToolOutcome("run_verifiers", a, {"verdicts": summary, "evidence": evidence})
+    return ToolOutcome("run_verifiers", a, {"done": verdict_words(st.id, reports), "verdicts": summary,
+                                            "evidence": evidence})
+
+
+def verdict_words(state: str, reports) -> str:
+    """What the checks said of a state, required failures first: never a bare 'ok' for a failing state."""
+    from studio.checks.report import REQUIRED
+    failing = [r for r in reports if r.name in REQUIRED and r.verdict not in ("pass", "not_applicable")]
+    if failing:
+        return f"{state} fails " + ", ".join(f"{r.name} ({len(r.evidence) or r.verdict} finding"
+                                             f"{'' if len(r.evidence) == 1 else 's'})" if r.evidence
+                                             else f"{r.name} ({r.verdict})" for r in failing)
+    advisory = [r.name for r in reports if r.name not in REQUIRED and r.verdict == "fail"]
+    return f"{state}: required checks pass" + (f"; advisory: {', '.join(advisory)} fail" if advisory else "")
 
 
 def request_render(box: ToolContext, a: dict) -> ToolOutcome:
