@@ -148,3 +148,24 @@ def test_max_difference_lets_the_tool_and_the_bake_fade_the_same_residual(tmp_pa
     tight = replayed(tmp_path, "tight", calls(GUESS, max_difference=0.05))
     assert main(["bake", str(tight)]) == 1
     assert "more than max_difference 0.05" in capsys.readouterr().out
+
+
+def test_a_rejected_guess_is_replaced_by_the_run_s_end_through_the_gate_of_the_first_state(tmp_path, capsys):
+    """A person rejected where someone guessed the crate lands: the bake cannot run (the gate), but
+    adopting needs only the first state, so `--adopt-end` replaces the guess with the run's end."""
+    items = calls(GUESS)
+    items[-1] = {"tool": "review_state", "arguments": {"state": "lying", "verdict": "reject",
+                                                       "note": "it would never land upright there"}}
+    path = replayed(tmp_path, "crate", items)
+    capsys.readouterr()
+    assert main(["bake", str(path)]) == 1
+    assert "lying: rejected by a replay run" in capsys.readouterr().out
+    assert main(["bake", str(path), "--adopt-end"]) == 1
+    assert "adopted the end of dropped..lying as lying" in capsys.readouterr().out
+    assert main(["board", "approve", str(path), "lying", "--note", "on its side"]) == 0
+    assert main(["bake", str(path)]) == 0
+    unbaked = calls(GUESS)[:2]
+    bare = replayed(tmp_path, "bare", unbaked)
+    capsys.readouterr()
+    assert main(["bake", str(bare), "--adopt-end"]) == 2          # no plan: nothing to bake or adopt
+    assert "no plan" in capsys.readouterr().err

@@ -30,7 +30,7 @@ from studio.store.project import Project
 from studio.timeline.author import segment_tool
 from studio.timeline.film import list_segments
 from studio.timeline.gate import GateError, require_storyboards
-from studio.timeline.motion import MotionError, check_params
+from studio.timeline.motion import MotionError, check_params, motion_tool
 from studio.timeline.plan import load_plan, segment_entry
 from studio.tools.box import ToolBox
 from studio.tools.errors import ToolRefused
@@ -54,17 +54,25 @@ def run(spec_path: str | Path) -> int:
         scene = load_scene(project)
         emit(stage="start", segments=len(segments))
         plan = load_plan(project)
-        refusals = []
+        adopt = bool(spec.get("adopt_end"))
+        refusals, to_adopt = [], []
         for seg in segments:
             try:
-                require_storyboards(project, seg, scene)
                 check_params(*segment_tool(plan, seg), f"{seg} params")
-            except (GateError, MotionError) as e:
+                require_storyboards(project, seg, scene)
+            except GateError as e:
+                if adopt and offers_end(plan, seg) and _first_passes(project, seg, scene):
+                    to_adopt.append(seg)         # the second state is what adopting replaces
+                else:
+                    refusals.append(str(e))
+            except MotionError as e:
                 refusals.append(str(e))
         if refusals:
             emit(stage="error", message=" | ".join(refusals))
             return 1
         box = ToolBox(project, actor=f"job:{folder.name}")
+        if to_adopt:
+            return adopt_now(box, to_adopt[0])
         for i, seg in enumerate(segments, 1):
             try:
                 out = box.call("author_segment", author_call(plan, seg))
@@ -82,6 +90,33 @@ def run(spec_path: str | Path) -> int:
     return finish(folder, OUTPUT, listing, {"segments": segments})
 
 
+def offers_end(plan: dict | None, segment: str) -> bool:
+    return motion_tool(segment_tool(plan, segment)[0]).offers_end
+
+
+def _first_passes(project: Project, segment: str, scene) -> bool:
+    try:
+        require_storyboards(project, segment, scene, first_only=True)
+    except GateError:
+        return False
+    return True
+
+
+def adopt_now(box: ToolBox, segment: str) -> int:
+    """Adopt a simulation's end as its second state (which the gate does not pass yet), then stop."""
+    try:
+        out = box.call("adopt_end_state", {"segment": segment})
+    except ToolRefused as e:
+        emit(stage="error", message=str(e))
+        return 1
+    r = out.result
+    emit(stage="adopted", segment=segment, state=r["state"])
+    emit(stage="error", message=f"{r['state']} now holds the end of the run of {segment} ({r['worst']} was "
+                                f"{r['metres']:.4f} m and {r['radians']:.4f} rad off); review {r['state']}, "
+                                f"then bake again")
+    return 1
+
+
 def offered(box: ToolBox, folder: Path, refusal: ToolRefused, adopt: bool) -> int:
     """A simulation's end offered instead of a bake: kept with the job, adopted when asked."""
     offer = refusal.offer
@@ -94,16 +129,7 @@ def offered(box: ToolBox, folder: Path, refusal: ToolRefused, adopt: bool) -> in
     if not adopt:
         emit(stage="error", message=str(refusal))
         return 1
-    try:
-        box.call("adopt_end_state", {"segment": offer["segment"]})
-    except ToolRefused as e:
-        emit(stage="error", message=str(e))
-        return 1
-    emit(stage="adopted", segment=offer["segment"], state=offer["state"])
-    emit(stage="error", message=f"{offer['state']} now holds the end of the run of {offer['segment']} "
-                                f"({offer['worst']} was {worst['metres']:.4f} m and {worst['radians']:.4f} rad off); "
-                                f"review {offer['state']}, then bake again")
-    return 1
+    return adopt_now(box, offer["segment"])
 
 
 def main(argv: list[str]) -> int:
