@@ -80,6 +80,7 @@ class Footage:
     _contacts: Contacts | None = None
     _gap: np.ndarray | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    skins: dict = field(default_factory=dict)  # body index -> (deformed skin, bone indices): see checks.skinned
 
     @classmethod
     def build(cls, scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks, *,
@@ -111,8 +112,12 @@ class Footage:
         static = np.array([scene.body(b).is_static for b in names], bool)
         pairs, taus, counted = measured_pairs(scene, names, shapes, static)
         frames = tracks.frames if tracks.n_frames else np.zeros(0, np.int64)
-        return cls(scene, tracks, frames, names, world, shapes, static, pairs, taus, counted,
+        film = cls(scene, tracks, frames, names, world, shapes, static, pairs, taus, counted,
                    plan, scale, forms, list(states or []), cache or ContactCache())
+        if any("skin" in meshes[b].metadata for b in names):
+            from studio.checks.skinned import skins_of
+            film.skins = skins_of(scene, names, meshes)
+        return film
 
     @property
     def n_frames(self) -> int:
@@ -135,9 +140,32 @@ class Footage:
     def contacts(self) -> Contacts:
         """Every measured pair-frame within tau of touching (or overlapping)."""
         if self._contacts is None:
-            self._contacts = measure(self.shapes, self.world[:, :self.n_frames], self.pairs, self.taus,
-                                     self.taus, self.cache, self.scale, self.forms)
+            if self.skins:
+                self._contacts = self._with_skins(self.pairs, self.taus, self.taus)
+            else:
+                self._contacts = measure(self.shapes, self.world[:, :self.n_frames], self.pairs, self.taus,
+                                         self.taus, self.cache, self.scale, self.forms)
         return self._contacts
+
+    def _with_skins(self, pairs: np.ndarray, taus: np.ndarray, margins: np.ndarray) -> Contacts:
+        """Rigid pairs as always; pairs holding a skin through its deformed surface (checks.skinned)."""
+        from studio.checks.contacts import broadphase, world_boxes
+        from studio.checks.skinned import boxes, measure_skins
+        skin = np.isin(pairs, list(self.skins)).any(axis=1) if len(pairs) else np.zeros(0, bool)
+        rigid = np.nonzero(~skin)[0]
+        world = self.world[:, :self.n_frames]
+        c = measure(self.shapes, world, pairs[rigid], taus[rigid], margins[rigid], self.cache, self.scale, self.forms)
+        c.pair = rigid[c.pair]
+        held = np.nonzero(skin)[0]
+        if len(held):
+            lo, hi = world_boxes(self.shapes, world, self.forms)
+            boxes(self.skins, self.world, self.n_frames, lo, hi)
+            f, p = broadphase(lo, hi, pairs[held], margins[held])
+            s = measure_skins(self.skins, self.shapes, world, pairs, np.column_stack([f, held[p]]), margins)
+            c = Contacts(np.concatenate([c.frame, s.frame]), np.concatenate([c.pair, s.pair]),
+                         np.concatenate([c.gap, s.gap]), np.concatenate([c.axis, s.axis]),
+                         np.concatenate([c.point, s.point]))
+        return c
 
     @property
     def gap(self) -> np.ndarray:
@@ -160,6 +188,11 @@ class Footage:
         """(F,) signed surface distance of any two bodies where within margin (+inf beyond)."""
         ia, ib = self.index(a), self.index(b)
         t = tau(self.shapes[ia].thickness, self.shapes[ib].thickness)
+        if ia in self.skins or ib in self.skins:
+            c = self._with_skins(np.array([[ia, ib]]), np.array([t]), np.array([margin]))
+            out = np.full(self.n_frames, np.inf)
+            out[c.frame] = c.gap
+            return out
         c = measure([self.shapes[ia], self.shapes[ib]], self.world[[ia, ib], :self.n_frames],
                     np.array([[0, 1]]), np.array([t]), np.array([margin]), self.cache)
         out = np.full(self.n_frames, np.inf)

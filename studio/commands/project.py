@@ -75,7 +75,8 @@ def cmd_info(args) -> int:
         print(f"bodies   {len(scene.bodies)}")
         for b in scene.bodies:
             g = b.geometry
-            src = f"cad:{g.part}" if g.source == "cad" else (g.path if g.source == "mesh" else f"box {g.size}")
+            src = {"cad": f"cad:{g.part}", "mesh": g.path, "skin": f"skin {g.path}", "none": "no surface"}.get(
+                g.source, f"box {g.size}")
             flags = f" [{', '.join(b.flags)}]" if b.flags else ""
             print(f"  {b.name:<22} {b.kind:<7} {src}{flags}")
         print(f"joints   {len(scene.joints)}")

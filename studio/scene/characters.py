@@ -220,3 +220,48 @@ def import_robot(project, file: str | Path, name: str, geometry: str = "hull",
     if not scene.bodies and scene.name == "untitled":
         d["name"] = project.name
     return Imported(Scene.from_dict(d, where=str(file)), parts, digest, cached, written)
+
+
+def import_skinned(project, file: str | Path, data, name: str, profile: dict, position=(0.0, 0.0, 0.0),
+                   yaw: float = 0.0) -> tuple[Scene, "object"]:
+    """The project's scene with the skinned character (data: the file's skin, read by the caller with
+    the verifiers' glTF reader) added as `name`, replacing one of that name. Returns (scene, parts)."""
+    import json
+    from studio.scene.io import load_scene
+    from studio.scene.skinned import skinned_parts
+    file = Path(file)
+    parts = skinned_parts(data, name, profile, position, yaw)
+    scene = load_scene(project)
+    d = scene.to_dict()
+    mine = {b.name for b in scene.bodies if b.group == name}
+    clash = [b for b in scene.bodies if b.name not in mine and b.name in {x["name"] for x in parts.bodies}]
+    if clash:
+        raise ValueError(f"{file}: the scene already has a body named {clash[0].name!r} outside character {name!r}")
+    skin_asset = project.asset_path(project.put_asset(parts.skin.to_bytes(), "npz"))
+    skin_rel = skin_asset.relative_to(project.path).as_posix()
+    for body in parts.bodies:
+        if body["geometry"] is not None:
+            continue
+        if body["name"] == parts.skin_body:
+            body["geometry"] = {"source": "skin", "path": skin_rel}
+            body["material"] = f"{name}-skin"
+        else:
+            asset = project.asset_path(project.put_asset(_stl(parts.hulls[body["name"]]), "stl"))
+            body["geometry"] = {"source": "mesh", "path": asset.relative_to(project.path).as_posix()}
+    d["bodies"] = [b for b in d["bodies"] if b["name"] not in mine] + parts.bodies
+    d["joints"] = [j for j in d["joints"] if j["child"] not in mine and j["parent"] not in mine] + parts.joints
+    d["frames"] = [f for f in d["frames"] if f["body"] not in mine] + parts.frames
+    d["materials"] = [m for m in d["materials"] if m["name"] != f"{name}-skin"] + [
+        {"name": f"{name}-skin", "color": [0.78, 0.64, 0.55, 1.0], "roughness": 0.6, "metallic": 0.0}]
+    d["allowed_overlaps"] = [o for o in d["allowed_overlaps"] if o["a"] not in mine and o["b"] not in mine]
+    d["rest"] = {k: v for k, v in d["rest"].items() if k not in mine}
+    d["rest"][parts.root] = parts.rest
+    h = hashlib.sha256(file.read_bytes())
+    h.update(json.dumps(profile, sort_keys=True).encode())
+    d["characters"] = [c for c in d.get("characters", []) if c["name"] != name] + [{
+        "name": name, "source": "gltf", "file": file.name, "digest": h.hexdigest(), "root": parts.root,
+        "geometry": "skin", "legs": parts.legs, "hands": parts.hands,
+        "skin": {"body": parts.skin_body, "path": skin_rel, "profile": profile}}]
+    if not scene.bodies and scene.name == "untitled":
+        d["name"] = project.name
+    return Scene.from_dict(d, where=str(file)), parts

@@ -17,9 +17,9 @@ from typing import Any
 
 from studio.store.names import NameProblem, check_id, relative_inside
 
-BODY_KINDS = ("rigid", "link", "ground", "static", "effect")
+BODY_KINDS = ("rigid", "link", "ground", "static", "effect", "bone")   # bone: moves a skin; the skin is the surface
 JOINT_TYPES = ("revolute", "prismatic", "fixed", "ball")
-GEOMETRY_SOURCES = ("cad", "mesh", "box", "none")    # none: a link with no surface (a bone, a frame link)
+GEOMETRY_SOURCES = ("cad", "mesh", "box", "none", "skin")   # none: no surface (a frame link); skin: a skinned mesh
 FLAGS = ("static", "self_propelled", "buoyant", "liquid", "consumable")
 
 
@@ -93,9 +93,9 @@ class Geometry:
                 offset=Transform.from_dict(d.get("offset"), f"{where}.offset"))
         if src == "cad" and not g.part:
             raise IRError(f"{where}.part: a CAD geometry needs a part name")
-        if src == "mesh" and not g.path:
-            raise IRError(f"{where}.path: a mesh geometry needs a file path")
-        if src == "mesh":
+        if src in ("mesh", "skin") and not g.path:
+            raise IRError(f"{where}.path: a {src} geometry needs a file path")
+        if src in ("mesh", "skin"):
             _named(relative_inside, g.path, "assets", f"{where}.path")
         if src == "box" and min(g.size) <= 0:
             raise IRError(f"{where}.size: box extents must be positive, got {g.size}")
@@ -131,7 +131,12 @@ class Body:
 
     @property
     def has_surface(self) -> bool:
-        return self.geometry.source != "none"
+        """Does the body take part in contact? Not a link without one, nor a bone (its skin does)."""
+        return self.geometry.source != "none" and self.kind != "bone"
+
+    @property
+    def is_skin(self) -> bool:
+        return self.geometry.source == "skin"
 
     @property
     def shown(self) -> Geometry:

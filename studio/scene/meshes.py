@@ -131,6 +131,18 @@ def _cad_arrays(body: Body) -> tuple[np.ndarray, np.ndarray]:
     return vertices, faces
 
 
+def _skin_arrays(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """A skin's bind-pose mesh (what a skinned body is at rest; the checks deform it per frame)."""
+    from studio.scene.skin import SkinError, load_skin
+    if not path.is_file():
+        raise MeshFileError(f"{path}: no such skin file")
+    try:
+        skin = load_skin(path)
+    except SkinError as e:
+        raise MeshFileError(str(e)) from None
+    return skin.vertices, skin.faces
+
+
 def build_body_mesh(body: Body, project_dir: Path | None = None, visual: bool = False) -> MeshBuild:
     """The body's mesh (offset applied) with where it came from and how long it took; with
     `visual`, the mesh that is shown (a robot link's visual geometry, where it has one)."""
@@ -149,6 +161,10 @@ def build_body_mesh(body: Body, project_dir: Path | None = None, visual: bool = 
                     raise MeshError(f"body {body.name}: geometry.tolerance must be positive, got {g.tolerance}")
                 key = cad_key(g)
                 make = lambda: _cad_arrays(body)  # noqa: E731
+            elif g.source == "skin":
+                path = resolve_path(g.path, project_dir)
+                key = "skin-" + mesh_file_digest(path)[:27]
+                make = lambda: _skin_arrays(path)  # noqa: E731
             else:
                 path = resolve_path(g.path, project_dir)
                 if not path.is_file():
@@ -160,6 +176,9 @@ def build_body_mesh(body: Body, project_dir: Path | None = None, visual: bool = 
         except (PartError, MeshFileError) as e:
             raise MeshError(f"body {body.name}: {e}") from None
         mesh = trimesh.Trimesh(vertices.copy(), faces.copy(), process=False)
+        if g.source == "skin":                  # the verifiers deform it: they find its skin here
+            from studio.scene.skin import load_skin
+            mesh.metadata["skin"] = load_skin(path)
     mesh.apply_transform(from_7(np.asarray(g.offset.as_list())))
     return MeshBuild(body.name, mesh, cache, time.perf_counter() - t0, key)
 

@@ -1,5 +1,5 @@
-"""The character tool: a robot from its URDF (or, by name, from the character library) added
-to the scene as one undoable EditScene.
+"""The character tool: a robot from its URDF or a skinned character from a glTF binary (or, by
+name, either from the character library) added to the scene as one undoable EditScene.
 
 The description is read and refused before anything is written; its link meshes go to the
 project's assets by content; pairs of its links that overlap at rest (construction) are
@@ -35,13 +35,56 @@ def _source(box: ToolContext, a: dict) -> Path:
     if box.actor != "person" and not any(full.is_relative_to(d) for d in allowed):
         raise ToolRefused(f"import_character.file: {a['file']!r} is outside the project and the character "
                           "library; only a person imports files from elsewhere")
-    if full.suffix.lower() != ".urdf":
-        raise ToolRefused(f"import_character.file: {a['file']!r}: expected a .urdf robot description")
+    if full.suffix.lower() not in (".urdf", ".glb"):
+        raise ToolRefused(f"import_character.file: {a['file']!r}: expected a .urdf robot description or a "
+                          "skinned character (.glb)")
     return full
+
+
+def _profile(box: ToolContext, a: dict) -> dict:
+    from studio.scene.rig_profile import ProfileError, check_profile, human_profile, read_profile
+    p = a.get("profile")
+    try:
+        if p is None:
+            return human_profile()
+        if isinstance(p, dict):
+            return check_profile(p, "import_character.profile")
+        f = Path(p) if Path(p).is_absolute() else box.project.path / p
+        if box.actor != "person" and not f.resolve().is_relative_to(box.project.path.resolve()):
+            raise ToolRefused(f"import_character.profile: {p!r} is outside the project; only a person names "
+                              "files from elsewhere")
+        return read_profile(f)
+    except ProfileError as e:
+        raise ToolRefused(f"import_character: {e}") from None
+
+
+def import_skinned_character(box: ToolContext, a: dict, file: Path) -> ToolOutcome:
+    from studio.checks.glb import GlbError
+    from studio.checks.glb_skin import read_skin
+    from studio.scene.characters import import_skinned
+    profile = _profile(box, a)
+    try:
+        data = read_skin(file)
+        scene, parts = import_skinned(box.project, file, data, a["name"], profile, a.get("position", [0.0, 0.0, 0.0]),
+                                      float(a.get("yaw", 0.0)))
+    except GlbError as e:
+        raise ToolRefused(f"import_character: {e}") from None
+    except ValueError as e:
+        raise ToolRefused(f"import_character: {file}: {e}") from None
+    result = {"character": a["name"], "bones": len(data.bones), "bodies": len(parts.bodies),
+              "joints": len(parts.joints), "movable_joints": sum(j["type"] != "fixed" for j in parts.joints),
+              "legs": [leg["sole"] for leg in parts.legs], "hands": [h["frame"] for h in parts.hands],
+              "vertices": len(data.vertices), "file": str(file), "skin": parts.skin_body, "notes": []}
+    return box.run("import_character", a, EditScene(box.project, scene, f"import character {a['name']}",
+                                                    box.actor), result)
 
 
 def import_character(box: ToolContext, a: dict) -> ToolOutcome:
     file = _source(box, a)
+    if file.suffix.lower() == ".glb":
+        return import_skinned_character(box, a, file)
+    if "profile" in a:
+        raise ToolRefused("import_character.profile: a rig profile is for skinned characters (.glb), not a URDF")
     try:
         imp = import_robot(box.project, file, a["name"], a.get("geometry", "hull"),
                            a.get("position", [0.0, 0.0, 0.0]), float(a.get("yaw", 0.0)))

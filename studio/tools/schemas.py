@@ -88,15 +88,19 @@ TOOLS: dict[str, tuple[str, dict]] = {
     "allow_overlap": ("Declare that two bodies (or groups) may overlap by construction, so the penetration "
                       "check does not count them.", _obj(
         ["a", "b"], a=NAME, b=NAME, reason={"type": "string", "maxLength": 200})),
-    "import_character": ("Add a character to the scene from a robot description (URDF): by name from the "
-                         "character library (see `studio characters`) or a .urdf file; every link a body, every "
-                         "joint with its limits, legs and hands found and given sole and grip frames. Importing "
-                         "a name again replaces that character.", _obj(
+    "import_character": ("Add a character to the scene from a robot description (URDF) or a skinned glTF "
+                         "binary (.glb): by name from the character library (see `studio characters`) or a file; "
+                         "every link or bone a body, every joint with its limits (a skin's from its rig profile), "
+                         "legs and hands found and given sole and grip frames. Importing a name again replaces "
+                         "that character.", _obj(
         ["name"], name=NAME, character={"type": "string", "maxLength": 64},
         file={"type": "string", "maxLength": 1024, "description": "a .urdf file (inside the project, or any "
                                                                   "path when a person imports)"},
         position={**VEC3, "description": "where the character stands: x, y of its root, z of the floor under it"},
         yaw={"type": "number", "minimum": -7, "maximum": 7, "description": "radians from +X"},
+        profile={"oneOf": [{"type": "string", "maxLength": 1024}, {"type": "object"}],
+                 "description": "a skinned character's rig profile (a JSON file, or the object itself); "
+                                "default: the human one (`studio characters profile`)"},
         geometry={"type": "string", "enum": ["hull", "collision", "visual"],
                   "description": "which geometry the checks use: hull (default), the convex hull of each link's "
                                  "collision geometry; collision, as declared; visual, what is shown"})),

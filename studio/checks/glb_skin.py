@@ -1,0 +1,149 @@
+"""A skinned mesh in a glTF 2.0 binary: its skin's joints, inverse bind matrices and the
+JOINTS_0 / WEIGHTS_0 of every vertex (up to four influences), read as plain arrays.
+
+Read with the same hardened reader as every film (`glb.Glb`: types checked, counts capped,
+NaN refused), and turned to the studio's +Z up: a bone's world matrix W becomes B W (B the
+turn), a vertex v becomes B v, so a vertex deforms as sum_k w_k (B W_k) (IBM_k B^-1) (B v).
+A vertex whose weights do not sum to 1 (within 1e-3) or that names a joint the skin does not
+have is refused, naming the accessor; weights are renormalised only within that tolerance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from studio.checks.glb import MAX_FILE_BYTES, Y_UP_TO_Z_UP, Glb, GlbError, _triangles
+from studio.checks.gltf_schema import studio_extras
+
+
+@dataclass
+class SkinData:
+    """One skin: bones in parent-first order and the mesh it deforms, in the studio's frame."""
+    bones: list[str]                  # bone names (node names), parents before children
+    parents: list[int]                # index of each bone's parent bone, -1 for a top bone
+    rest: np.ndarray                  # (J,4,4) each bone's world matrix at rest (+Z up)
+    ibm: np.ndarray                   # (J,4,4) inverse bind matrices, in the +Z up frame
+    vertices: np.ndarray              # (N,3) bind-pose vertices (+Z up)
+    faces: np.ndarray                 # (T,3)
+    joints: np.ndarray                # (N,4) bone index of each influence
+    weights: np.ndarray               # (N,4) its weight
+    mesh_node: str
+
+
+def read_skin(path: str | Path) -> SkinData:
+    """The first skinned mesh node of a .glb; GlbError naming the file and the JSON path otherwise."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise GlbError(f"{path}: {size} bytes; the largest .glb read is {MAX_FILE_BYTES} bytes")
+        data = path.read_bytes()
+    except OSError as e:
+        raise GlbError(f"{path}: cannot read ({e.strerror})") from None
+    with np.errstate(all="ignore"):
+        return _Skin(path, data).read()
+
+
+class _Skin(Glb):
+    def read(self) -> SkinData:
+        nodes, skins = self._list("nodes"), self._list("skins")
+        scenes = self._list("scenes")
+        si = int(self.doc.get("scene", 0)) if scenes else None
+        gscene = scenes[si] if si is not None and si < len(scenes) else {}
+        z_up = str((studio_extras(gscene, "scene") or {}).get("up", "Y")).upper() == "Z"
+        base = np.eye(4) if z_up else Y_UP_TO_Z_UP
+        order, parent = self._tree(nodes, gscene.get("nodes") if gscene else None, si)
+        skinned = [i for i in order if "skin" in nodes[i] and "mesh" in nodes[i]]
+        if not skinned:
+            raise self.fail("no mesh node with a skin")
+        node = skinned[0]
+        s = int(nodes[node]["skin"])
+        if not 0 <= s < len(skins):
+            raise self.fail(f"nodes[{node}].skin: no skin {s} (the file declares {len(skins)})")
+        skin = skins[s]
+        joints = [int(j) for j in skin.get("joints", [])]
+        if not joints or any(not 0 <= j < len(nodes) for j in joints) or len(set(joints)) != len(joints):
+            raise self.fail(f"skins[{s}].joints: expected distinct node indices of the file")
+        world = {}
+        for i in order:
+            above = world[parent[i]] if i in parent else base[None]
+            world[i] = above @ self._local(i, {}, np.zeros(1))
+        rank = {n: k for k, n in enumerate(order)}
+        ordered = sorted(joints, key=rank.get)
+        if any(j not in rank for j in joints):
+            raise self.fail(f"skins[{s}].joints: a joint is not in the scene's node tree")
+        where = {j: k for k, j in enumerate(ordered)}
+        names = [str(nodes[j].get("name") or f"node{j}") for j in ordered]
+        if len(set(names)) != len(names):
+            raise self.fail(f"skins[{s}].joints: two joints share the name; bones need names of their own")
+        parents = []
+        for j in ordered:
+            p = parent.get(j)
+            while p is not None and p not in where:
+                p = parent.get(p)
+            parents.append(where[p] if p is not None else -1)
+        rest = np.stack([world[j][0] for j in ordered])
+        if "inverseBindMatrices" in skin:
+            m = self.accessor(skin["inverseBindMatrices"], f"skins[{s}].inverseBindMatrices", ("MAT4",))
+            if len(m) != len(joints):
+                raise self.fail(f"skins[{s}].inverseBindMatrices: {len(m)} matrices for {len(joints)} joints")
+            ibm_file = m.reshape(-1, 4, 4).transpose(0, 2, 1)            # glTF matrices are column-major
+        else:
+            ibm_file = np.tile(np.eye(4), (len(joints), 1, 1))
+        perm = [joints.index(j) for j in ordered]
+        ibm = ibm_file[perm] @ np.linalg.inv(base)
+        verts, faces, jw = self._skinned_mesh(int(nodes[node]["mesh"]), node, len(joints))
+        mesh_world = world[node][0]
+        if not np.allclose(mesh_world[:3, :3] @ mesh_world[:3, :3].T, np.eye(3), atol=1e-6):
+            raise self.fail(f"nodes[{node}]: a skinned mesh node must not be scaled")
+        j_idx, w = jw
+        remap = np.array([where[joints[k]] for k in range(len(joints))])
+        return SkinData(names, parents, rest, ibm, (verts @ base[:3, :3].T), faces, remap[j_idx], w,
+                        str(nodes[node].get("name") or f"node{node}"))
+
+    def _skinned_mesh(self, mi: int, node: int, n_joints: int):
+        meshes = self._list("meshes")
+        if not 0 <= mi < len(meshes):
+            raise self.fail(f"nodes[{node}].mesh: no mesh {mi} (the file declares {len(meshes)})")
+        verts, faces, js, ws, base = [], [], [], [], 0
+        for pi, prim in enumerate(meshes[mi]["primitives"]):
+            pw = f"meshes[{mi}].primitives[{pi}]"
+            if int(prim.get("mode", 4)) < 4:
+                continue
+            a = prim["attributes"]
+            for key in ("POSITION", "JOINTS_0", "WEIGHTS_0"):
+                if key not in a:
+                    raise self.fail(f"{pw}.attributes: no {key} (a skinned primitive needs it)")
+            if "JOINTS_1" in a or "WEIGHTS_1" in a:
+                raise self.fail(f"{pw}.attributes: JOINTS_1/WEIGHTS_1: at most four influences a vertex are read")
+            v = self.accessor(a["POSITION"], f"{pw}.attributes.POSITION", ("VEC3",))
+            j = self.accessor(a["JOINTS_0"], f"{pw}.attributes.JOINTS_0", ("VEC4",))
+            w = self.accessor(a["WEIGHTS_0"], f"{pw}.attributes.WEIGHTS_0", ("VEC4",))
+            if len(j) != len(v) or len(w) != len(v):
+                raise self.fail(f"{pw}.attributes: JOINTS_0 and WEIGHTS_0 need one entry per vertex ({len(v)})")
+            if np.any(j != np.floor(j)) or j.min(initial=0) < 0 or j.max(initial=0) >= n_joints:
+                raise self.fail(f"{pw}.attributes.JOINTS_0: joint indices must be whole and below {n_joints}")
+            if w.min(initial=0) < 0:
+                raise self.fail(f"{pw}.attributes.WEIGHTS_0: a negative weight")
+            total = w.sum(axis=1)
+            bad = np.nonzero(np.abs(total - 1.0) > 1e-3)[0]
+            if len(bad):
+                raise self.fail(f"{pw}.attributes.WEIGHTS_0: vertex {int(bad[0])}'s weights sum to "
+                                f"{total[bad[0]]:.4f}, not 1")
+            idx = (self.accessor(prim["indices"], f"{pw}.indices", ("SCALAR",)).reshape(-1).astype(np.int64)
+                   if "indices" in prim else np.arange(len(v)))
+            if len(idx) and (idx.min() < 0 or idx.max() >= len(v)):
+                raise self.fail(f"{pw}.indices: an index out of range ({len(v)} vertices)")
+            f = _triangles(idx, int(prim.get("mode", 4)))
+            if f is None:
+                raise self.fail(f"{pw}: {len(idx)} indices is not a multiple of 3")
+            verts.append(v)
+            faces.append(f + base)
+            js.append(j.astype(np.int64))
+            ws.append(w / total[:, None])
+            base += len(v)
+        if not verts:
+            raise self.fail(f"meshes[{mi}]: no triangles")
+        return np.concatenate(verts), np.concatenate(faces), (np.concatenate(js), np.concatenate(ws))
