@@ -20,8 +20,8 @@ from mathutils import Vector
 KEEP = ["spine", "spine.001", "spine.002", "spine.003", "spine.004", "spine.005", "spine.006"] + [
     f"{b}.{s}" for s in "LR" for b in ("shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe")]
 FLESH = {   # bone -> (radius, kind, (x, y, z) half sizes of an ellipsoid in metres at 1.98 m tall)
-    "spine": (0.13, "ELLIPSOID", (0.16, 0.11, 0.11)), "spine.001": (0.12, "ELLIPSOID", (0.15, 0.10, 0.09)),
-    "spine.002": (0.13, "ELLIPSOID", (0.16, 0.11, 0.11)), "spine.003": (0.14, "ELLIPSOID", (0.18, 0.12, 0.12)),
+    "spine": (0.13, "ELLIPSOID", (0.16, 0.15, 0.11)), "spine.001": (0.12, "ELLIPSOID", (0.145, 0.14, 0.095)),
+    "spine.002": (0.13, "ELLIPSOID", (0.155, 0.15, 0.105)), "spine.003": (0.14, "ELLIPSOID", (0.18, 0.15, 0.115)),
     "spine.004": (0.055, "CAPSULE", None), "spine.005": (0.055, "CAPSULE", None),
     "spine.006": (0.11, "ELLIPSOID", (0.10, 0.115, 0.13)),
     "shoulder": (0.055, "CAPSULE", None), "upper_arm": (0.052, "CAPSULE", None), "forearm": (0.042, "CAPSULE", None),

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from outputs import DiskFull, SpecError, emit, ensure_writable, inside_folder, write_json_atomic  # noqa: E402
 
-KINDS = ("still", "preview", "film", "export_blend", "export_interchange", "verify")
+KINDS = ("still", "preview", "film", "export_blend", "export_interchange", "verify", "make_human", "probe")
 WATCH_SECONDS = 0.2
 
 
@@ -89,11 +89,16 @@ def run(spec: dict) -> dict[str, str]:
     kind, job_dir = spec["kind"], spec["job_dir"]
     if kind == "verify":
         return verify(spec)
+    if kind == "make_human":
+        return make_human(spec)
     ensure_writable(in_job(spec, "out"), "spec job folder")
     emit("build", message=f"building scene {spec['scene'].get('name', '')}")
     sfi.reset()
     meshes = {name: in_job(spec, rel) for name, rel in spec.get("meshes", {}).items()}
     objects = sfi.build_scene(spec["scene"], meshes)
+    if spec.get("skins"):                   # skinned characters: an armature each (see armature)
+        import armature
+        armature.build_skins(spec["skins"], objects, lambda rel: in_job(spec, rel))
     sfi.set_render(spec.get("engine", "BLENDER_WORKBENCH"), spec["resolution"], spec.get("samples", 16),
                    str(spec.get("antialias", "8")), str(spec.get("look", "flat")))
     if spec.get("threads"):                 # e.g. 1: a benchmark's one-core figure, or a farm slot's share
@@ -105,6 +110,9 @@ def run(spec: dict) -> dict[str, str]:
         if not os.path.isfile(path):
             raise SpecError(f"spec tracks: file {path} is missing")
         first, last = keyframes.apply_tracks(objects, spec["scene"], path)
+        if spec.get("skins"):
+            import armature
+            armature.key_skin_actions(spec["skins"], objects, lambda rel: in_job(spec, rel), first)
         keyframes.apply_camera_paths(objects, spec.get("camera_paths", {}), first)
         # the spec's range is an in/out range within the tracks (the whole of them unless narrowed)
         start, end = max(start, first), min(end, last)
@@ -137,6 +145,14 @@ def run(spec: dict) -> dict[str, str]:
         outputs[rel] = renders.save_blend(in_job(spec, rel))
         emit("blend", output=rel, sha256=outputs[rel], message=".blend saved")
     outputs.update(interchange_steps(spec, steps))
+    if "skin_probe" in steps:               # the evaluated skins at given frames, to compare with the studio's
+        import armature
+        import numpy as np
+        from outputs import sha256_file
+        got = armature.probe(spec.get("skins", []), objects, [int(f) for f in spec.get("probe_frames", [start])])
+        rel = "out/skin_probe.npz"
+        np.savez(in_job(spec, rel), **got)
+        outputs[rel] = sha256_file(in_job(spec, rel))
     return outputs
 
 
@@ -169,6 +185,25 @@ def bpy_scene_camera(objects: dict, name: str) -> None:
     if name not in objects or objects[name].type != "CAMERA":
         raise SpecError(f"spec camera: no camera named {name!r}")
     bpy.context.scene.camera = objects[name]
+
+
+def make_human(spec: dict) -> dict[str, str]:
+    """A skinned human (see human.py) as out/human.glb."""
+    import human
+    import scene_from_ir as sfi
+    from outputs import part_path, publish
+    ensure_writable(in_job(spec, "out"), "spec job folder")
+    sfi.reset()
+    height = float(spec.get("height", 1.75))
+    if not 1.0 <= height <= 2.3:
+        raise SpecError(f"spec height: {height} m; a person between 1.0 and 2.3 m is made")
+    emit("build", message=f"making a {height:.2f} m human")
+    rig, mesh = human.make_human(height)
+    rel = "out/human.glb"
+    tmp = part_path(in_job(spec, rel))
+    human.export_glb(tmp)
+    emit("build", message=f"{len(rig.data.bones)} bones, {len(mesh.data.vertices)} vertices")
+    return {rel: publish(tmp, in_job(spec, rel))}
 
 
 def verify(spec: dict) -> dict[str, str]:

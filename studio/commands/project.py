@@ -59,6 +59,15 @@ def register(sub) -> None:
     p = sub.add_parser("characters", help="the character library: robots and characters that can be imported")
     p.add_argument("--json", action="store_true", help="one JSON object per character")
     p.set_defaults(func=cmd_characters)
+    ch = p.add_subparsers(dest="characters_command", metavar="CHARACTERS_COMMAND")
+    q = ch.add_parser("make-human", help="make a skinned human (.glb) with the Blender worker: Rigify's metarig, "
+                                         "a generated body, automatic weights")
+    q.add_argument("out", type=Path, help="the .glb to write")
+    q.add_argument("--height", type=float, default=1.75, help="metres (default 1.75)")
+    q.set_defaults(func=cmd_make_human)
+    q = ch.add_parser("profile", help="print the human rig profile (JSON) that skinned characters' limits "
+                                      "come from, to copy and edit")
+    q.set_defaults(func=cmd_profile)
 
 
 def cmd_new(args) -> int:
@@ -212,4 +221,43 @@ def cmd_characters(args) -> int:
         folders = user_folders()
         print(f"{len(entries)} character(s); user folders (settings character_folders): "
               f"{', '.join(map(str, folders)) or 'none'}")
+    return 0
+
+
+def cmd_profile(args) -> int:
+    import json
+    from studio.scene.rig_profile import human_profile
+    print(json.dumps(human_profile(), indent=1))
+    return 0
+
+
+def cmd_make_human(args) -> int:
+    """One run of the Blender worker in a scratch folder; the file appears only when it is whole."""
+    import json
+    import shutil
+    import tempfile
+    from studio.jobs.worker_process import BlenderMissing, WorkerRun, worker_command
+    out = Path(args.out)
+    if out.suffix.lower() != ".glb":
+        raise CommandError(f"{out}: expected a .glb file name", EXIT_BAD_INPUT)
+    if not 1.0 <= args.height <= 2.3:
+        raise CommandError(f"--height {args.height}: a person between 1.0 and 2.3 m is made", EXIT_BAD_INPUT)
+    try:
+        command = worker_command()
+    except BlenderMissing as e:
+        raise CommandError(str(e), EXIT_ENVIRONMENT) from None
+    with tempfile.TemporaryDirectory(prefix="keypose-human-") as tmp:
+        spec = Path(tmp) / "spec.json"
+        spec.write_text(json.dumps({"version": 1, "kind": "make_human", "height": args.height}))
+        run = WorkerRun(command, spec, Path(tmp) / "log.txt")
+        code = run.wait(lambda event: None)
+        made = Path(tmp) / "out" / "human.glb"
+        if code != 0 or not made.is_file():
+            log = (Path(tmp) / "log.txt").read_text()[-600:]
+            raise CommandError(f"the Blender worker could not make the human (exit {code}): {log.strip()}",
+                               EXIT_FAILED)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(made, out.with_suffix(".part.glb"))
+        os.replace(out.with_suffix(".part.glb"), out)
+    print(f"made {out} ({out.stat().st_size} bytes, {args.height:.2f} m)")
     return 0

@@ -19,7 +19,8 @@ from typing import Callable
 from studio.store.names import NameProblem
 from studio.store.project import Project, now, write_atomic
 
-KINDS = ("still", "preview", "film", "export_blend", "export_interchange", "bake", "verify", "agent_step")
+KINDS = ("still", "preview", "film", "export_blend", "export_interchange", "bake", "verify", "agent_step",
+         "probe")
 STATES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
 RESUMABLE = ("failed", "cancelled", "interrupted")
 LOG_TAIL = 20_000

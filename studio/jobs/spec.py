@@ -94,10 +94,51 @@ def base_spec(project: Project, kind: str, job_dir: Path, scene: Scene, engine: 
         raise SpecProblem(f"engine: expected one of {ENGINES}, got {engine!r}")
     if not scene.cameras:
         raise SpecProblem(f"{project.path}: the scene has no camera; add one before rendering")
-    return {"version": SPEC_VERSION, "kind": kind, "scene": scene.to_dict(),
+    spec = {"version": SPEC_VERSION, "kind": kind, "scene": scene.to_dict(),
             "meshes": write_meshes(project, scene, job_dir), "fps": project.fps,
             "frame_start": project.frame_start, "frame_end": project.frame_start,
             "engine": engine, "samples": 16, "expected": [], "deliver": {}, "look": "studio"}
+    skins = write_skins(project, scene, job_dir)
+    if skins:
+        spec["skins"] = skins
+    return spec
+
+
+def write_skins(project: Project, scene: Scene, job_dir: Path) -> list[dict]:
+    """Each skin body's skin as skins/<n>.npz, with each bone's parent bone (index, -1 for none)."""
+    from studio.scene.importers import resolve_path
+    from studio.scene.skin import load_skin
+    out = []
+    for b in scene.bodies:
+        if not b.is_skin:
+            continue
+        path = resolve_path(b.geometry.path, project.path)
+        skin = load_skin(path)
+        rel = f"skins/{len(out):04d}.npz"
+        write_atomic(job_dir / rel, path.read_bytes())
+        parents = []
+        for bone in skin.bones:
+            j, up = scene.joint_of_child(bone), -1
+            while j is not None and up < 0:
+                up = skin.bones.index(j.parent) if j.parent in skin.bones else -1
+                j = scene.joint_of_child(j.parent) if up < 0 else None
+            parents.append(up)
+        out.append({"body": b.name, "skin": rel, "parents": parents})
+    return out
+
+
+def skin_poses(scene: Scene, tracks: Tracks, job_dir: Path, spec: dict) -> None:
+    """The skins' bone world matrices at every frame of the tracks (skins/<n>-pose.npz), which the
+    worker keys into each armature's action."""
+    if not spec.get("skins"):
+        return
+    from studio.scene.skin import load_skin
+    world = tracks_world(scene, tracks)
+    for s in spec["skins"]:
+        skin = load_skin(job_dir / s["skin"])
+        rel = s["skin"].replace(".npz", "-pose.npz")
+        write_atomic(job_dir / rel, _npz(world=np.stack([world[b] for b in skin.bones], axis=1)))
+        s["pose"] = rel
 
 
 def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = None,
@@ -181,6 +222,7 @@ def video_spec(project: Project, job_dir: Path, kind: str = "preview", camera: s
         frames = list(range(first, last + 1))
     spec = base_spec(project, kind, job_dir, scene, engine)
     write_atomic(job_dir / "tracks.npz", tracks.to_bytes())
+    skin_poses(scene, tracks, job_dir, spec)
     if camera:
         scene.camera(camera)
     video = f"out/{kind}.mp4"
@@ -211,6 +253,7 @@ def blend_spec(project: Project, job_dir: Path, deliver_to: str, camera: str | N
     tracks = film_tracks(project, scene)
     spec = base_spec(project, "export_blend", job_dir, scene, "BLENDER_WORKBENCH")
     write_atomic(job_dir / "tracks.npz", tracks.to_bytes())
+    skin_poses(scene, tracks, job_dir, spec)
     spec.update(steps=["blend"], tracks="tracks.npz", tracks_hash=tracks.hash(),
                 frame_start=tracks.frame_start, frame_end=tracks.frame_end,
                 camera=camera or scene.cameras[0].name,
@@ -230,6 +273,7 @@ def interchange_spec(project: Project, job_dir: Path, usd_to: str | None, gltf_t
     tracks = film_tracks(project, scene)
     spec = base_spec(project, "export_interchange", job_dir, scene, "BLENDER_WORKBENCH")
     write_atomic(job_dir / "tracks.npz", tracks.to_bytes())
+    skin_poses(scene, tracks, job_dir, spec)
     steps, expected, deliver = [], [], {}
     for step, to, rel in (("usd", usd_to, "out/film" + (Path(usd_to).suffix if usd_to else "")),
                           ("gltf", gltf_to, "out/film.glb")):
@@ -264,6 +308,21 @@ def verification_extras(project: Project, scene: Scene) -> dict:
             "attachments": holds, "frames": d["frames"],
             "joints": d["joints"], "allowed_overlaps": d["allowed_overlaps"],
             "surfaceless": [b.name for b in scene.bodies if not b.has_surface]}
+
+
+def probe_spec(project: Project, job_dir: Path, frames: list[int]) -> dict:
+    """The skins as Blender deforms them at `frames` of the film (out/skin_probe.npz: world vertices per
+    skin body), to hold against the studio's own skinning."""
+    scene = load_scene(project)
+    tracks = film_tracks(project, scene)
+    spec = base_spec(project, "probe", job_dir, scene, "BLENDER_WORKBENCH")
+    write_atomic(job_dir / "tracks.npz", tracks.to_bytes())
+    skin_poses(scene, tracks, job_dir, spec)
+    spec.update(steps=["skin_probe"], tracks="tracks.npz", tracks_hash=tracks.hash(), frame_start=tracks.frame_start,
+                frame_end=tracks.frame_end, camera=scene.cameras[0].name, resolution=resolution_of(scene, None, None),
+                probe_frames=[int(f) for f in frames])
+    spec["expected"] = ["out/skin_probe.npz"]
+    return spec
 
 
 def verify_spec(blend_path: Path, frames: list[int]) -> dict:

@@ -2,8 +2,9 @@
 
 The library lists what the installed packages hold (the robots of the
 `example-robot-data` package: the Unitree G1 and Go2, the Franka Panda, a
-human of rigid segments) and every URDF under the folders the user adds in
-the settings (`character_folders`). `import_robot` reads a URDF, joins each
+human of rigid segments), the skinned `person` shipped in resources/characters
+(made by the Blender worker: `studio characters make-human`), and every URDF
+and .glb under the folders the user adds in the settings (`character_folders`). `import_robot` reads a URDF, joins each
 link's meshes (`studio.scene.robots`), writes them to the project's assets by
 content and returns the scene with the character added (or replaced, when
 one of that name is there), for the tool layer to store as one edit; nothing
@@ -39,6 +40,12 @@ INSTALLED = {           # library name -> (description inside the package's robo
     "human": ("human_description/robots/human.urdf", "a human body as 36-joint rigid segments"),
 }
 MAX_USER_FILES = 500
+SHIPPED = {"person": "a skinned human, 23 bones (made by `studio characters make-human`)"}
+
+
+def shipped_folder() -> Path:
+    """The characters shipped beside the code (resources/characters)."""
+    return Path(__file__).resolve().parents[2] / "resources" / "characters"
 
 
 @dataclass
@@ -87,6 +94,10 @@ def library(settings: dict | None = None) -> list[Entry]:
         for name, (rel, about) in INSTALLED.items():
             if (robots / rel).is_file():
                 out.append(Entry(name, robots / rel, about, "package example-robot-data"))
+    for name, about in SHIPPED.items():
+        f = shipped_folder() / f"{name}.glb"
+        if f.is_file():
+            out.append(Entry(name, f, about, "shipped with the studio"))
     taken = {e.name for e in out}
     for folder in user_folders(settings):
         if not folder.is_dir():

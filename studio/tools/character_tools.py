@@ -32,6 +32,8 @@ def _source(box: ToolContext, a: dict) -> Path:
     f = Path(a["file"])
     full = (box.project.path / f).resolve() if not f.is_absolute() else f.resolve()
     allowed = [box.project.path.resolve()] + [e.file.parent.resolve() for e in library()]
+    from studio.scene.characters import shipped_folder
+    allowed.append(shipped_folder().resolve())
     if box.actor != "person" and not any(full.is_relative_to(d) for d in allowed):
         raise ToolRefused(f"import_character.file: {a['file']!r} is outside the project and the character "
                           "library; only a person imports files from elsewhere")
