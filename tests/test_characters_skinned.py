@@ -161,3 +161,36 @@ def test_blender_deforms_the_skin_as_the_studio_does_and_saves_the_armatures_act
     got = json.loads([line for line in out.stdout.splitlines() if line.startswith("RESULT ")][0][7:])
     assert got["bones"] == 23 and got["groups"] == 23 and got["modifier"] == ["ARMATURE"]
     assert got["action"] == "anna-skin-pose"
+
+
+@pytest.mark.blender
+def test_studio_verify_reads_a_skinned_gltf_film_with_its_skin_deforming(person, tmp_path):
+    """After the film test above baked a motion: the exported glTF holds the skin, and the verifiers
+    deform it from its joints as the studio does."""
+    from scipy.spatial import cKDTree
+    from studio.checks.footage import Footage
+    from studio.checks.glb import load_glb_verification
+    from studio.cli import main
+    from studio.timeline.film import load_film_tracks
+    path, _ = person
+    glb = tmp_path / "anna.glb"
+    assert main(["export", str(path), "--gltf", str(glb), "--with-exceptions", "--quiet"]) == 0
+    scene, meshes, tracks, growth, plan, holds = load_glb_verification(glb)
+    assert "anna-skin" in scene.body_names and sum(b.kind == "bone" for b in scene.bodies) == 23
+    film = Footage.build(scene, meshes, tracks)
+    (deformed, bones), = film.skins.values()
+    theirs = deformed.at(np.array([tracks.n_frames - 1]), np.swapaxes(film.world[bones], 0, 1))[0]
+    with Project.open(path) as p:
+        ours_scene, ours_tracks = load_scene(p), load_film_tracks(p)
+    skin = scene_meshes(ours_scene, path)["anna-skin"].metadata["skin"]
+    w = tracks_world(ours_scene, ours_tracks)
+    ours = deform(skin, np.stack([w[b][-1] for b in skin.bones]))
+    far, _ = cKDTree(ours).query(theirs)
+    assert far.max() < 1e-4                    # every vertex of the read-back skin lies on the studio's
+    code = {}
+    for what in (path, glb):
+        out = tmp_path / f"{what.name}.json"
+        main(["verify", str(what), "--json", str(out)])
+        code[what.name] = {r["name"]: r["verdict"] for r in json.loads(out.read_text())["reports"]}
+    assert code[path.name]["NoPenetration"] == code[glb.name]["NoPenetration"] == "pass"
+    assert code[path.name]["JointLimits"] == code[glb.name]["JointLimits"] == "pass"

@@ -11,7 +11,9 @@ over time becomes the body's `Growth`, a uniform factor per frame (distances
 scale exactly with it) times a shape of volume 1, each distinct shape (non-
 uniform scale: squash and stretch) prepared as a mesh of its own; the
 verifiers measure the body as it is at each frame and take its thickness for
-tau at each frame. Skins and morph targets are refused, naming the node.
+tau at each frame. A skinned mesh is a body whose surface is deformed at every frame by
+linear blend skinning from its joints' nodes, which become bodies without a surface (bones);
+see checks/skinned.py. Morph targets are refused, naming the node.
 Frames run from frame_start to frame_start + round(last key time · fps), fps
 24 and frame_start 1 unless the scene's extras say {"studio": {"fps",
 "frame_start"}}. glTF is +Y up; the data is turned to the studio's +Z up
@@ -270,8 +272,30 @@ class Glb:
         bodies, meshes, tracks_roots, growth, used, triangles = [], {}, {}, {}, set(), 0
         surfaceless = set(studio.get("surfaceless", []) or []) if isinstance(studio.get("surfaceless", []), list) \
             else set()
+        skinned = [i for i in order if "mesh" in nodes[i] and "skin" in nodes[i]]
+        bone_nodes = set()
+        for i in skinned:                      # a skin's joints are bones: bodies without a surface
+            s_i = int(nodes[i]["skin"])
+            if not 0 <= s_i < len(self._list("skins")):
+                raise self.fail(f"nodes[{i}].skin: no skin {s_i} (the file declares {len(self._list('skins'))})")
+            bone_nodes |= {int(j) for j in self._list("skins")[s_i].get("joints", []) if 0 <= int(j) < len(nodes)}
+        node_body: dict[int, str] = {}
         for i in order:
             n = nodes[i]
+            if i in bone_nodes and "mesh" not in n:
+                name = str(n.get("name") or f"node{i}")
+                while name in used:
+                    name += "_"
+                used.add(name)
+                node_body[i] = name
+                bodies.append(Body(name=name, kind="bone", geometry=Geometry(source="none"),
+                                   flags=[] if i in moving else ["static"]))
+                meshes[name] = trimesh.creation.box(extents=[1e-3] * 3)
+                tracks_roots[name] = np.broadcast_to(self._body(i, name, *_unit_box(), world[i])[1],
+                                                     (n_frames, 7)).copy()
+                continue
+            if i in skinned:                  # after every bone is a body
+                continue
             if "mesh" not in n and str(n.get("name")) in surfaceless:
                 name = str(n["name"])             # a link without a surface: it carries what hangs on it
                 used.add(name)
@@ -316,13 +340,46 @@ class Glb:
             tracks_roots[name] = track
             if grows is not None:
                 growth[name] = grows
+        for i in skinned:
+            n = nodes[i]
+            from studio.checks.glb_skin import film_skin
+            named = studio_extras(n, f"nodes[{i}]").get("body")
+            name = str(named if isinstance(named, str) and named else n.get("name") or f"node{i}")
+            while name in used:
+                name += "_"
+            used.add(name)
+            own = [int(j) for j in self._list("skins")[int(n["skin"])].get("joints", [])]
+            missing = [j for j in own if j not in node_body]
+            if missing:
+                raise self.fail(f"nodes[{i}] ({name}): a skinned mesh whose joint nodes[{missing[0]}] has a mesh "
+                                "of its own (or is not in the scene); a skin's joints must be bones, nodes "
+                                "without a mesh")
+            skin, joints = film_skin(self, i, node_body)
+            turn = base[0]
+            skin.vertices = skin.vertices @ turn[:3, :3].T
+            skin.ibm = skin.ibm @ np.linalg.inv(turn)
+            triangles += len(skin.faces)
+            mesh = trimesh.Trimesh(skin.vertices, skin.faces, process=False)
+            mesh.metadata["skin"] = skin
+            meshes[name] = mesh
+            alive = any(j in moving for j in joints)
+            bodies.append(Body(name=name, kind="rigid", geometry=Geometry(source="mesh",
+                                                                          path=f"{self.path.name}#{name}"),
+                               flags=[] if alive else ["static"]))
+            tracks_roots[name] = np.tile([0.0, 0, 0, 1, 0, 0, 0], (n_frames, 1))
         if not bodies:
             raise self.fail("no mesh node with triangles in the scene")
         if studio.get("node_frames") == "y-up" and not z_up:
             # Blender's exporter turns every node's frame to +Y up (T' = C T C^-1, vertices C v): the
             # bodies' own frames, which named frames and joints are given in, are W C with meshes C^-1 v
             turn = Y_UP_TO_Z_UP[:3, :3]
+            undo = np.eye(4)
+            undo[:3, :3] = turn
             for b in bodies:
+                skin = meshes[b.name].metadata.get("skin")
+                if skin is not None:            # world-space bind vertices: only its bones' frames turn
+                    skin.ibm = undo[None] @ skin.ibm
+                    continue
                 m = from_7_track(tracks_roots[b.name])
                 m[:, :3, :3] = m[:, :3, :3] @ turn.T
                 tracks_roots[b.name] = np.concatenate([m[:, :3, 3], matrix_to_quat(m[:, :3, :3])], axis=1)
@@ -332,7 +389,8 @@ class Glb:
         if any(k in studio for k in ("joints", "frames", "allowed_overlaps", "events", "attachments")):
             from studio.checks.glb_film import studio_scene
             where = {b.name: from_7_track(tracks_roots[b.name]) for b in bodies}
-            scene, tracks, self.plan, self.holds = studio_scene(scene, studio, where, frame_start, self.fail)
+            skins = {b.name for b in bodies if "skin" in meshes[b.name].metadata}
+            scene, tracks, self.plan, self.holds = studio_scene(scene, studio, where, frame_start, self.fail, skins)
         return scene, meshes, tracks, growth
 
     def _tree(self, nodes: list, roots: list | None, si) -> tuple[list[int], dict[int, int]]:
@@ -512,9 +570,6 @@ class Glb:
         meshes = self._list("meshes")
         if not 0 <= mi < len(meshes):
             raise self.fail(f"nodes[{node}].mesh: no mesh {mi} (the file declares {len(meshes)})")
-        if "skin" in self._list("nodes")[node]:
-            raise self.fail(f"nodes[{node}] ({name}): a skinned mesh (skin {self._list('nodes')[node]['skin']}) is "
-                            "not supported; a body must be rigid (export each bone's part as its own mesh node)")
         verts, faces, base = [], [], 0
         for pi, prim in enumerate(meshes[mi]["primitives"]):
             pw = f"meshes[{mi}].primitives[{pi}]"

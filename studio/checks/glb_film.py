@@ -8,7 +8,7 @@ film's bodies a tree again: each joint's value at every frame is recovered
 from its two nodes' transforms (a revolute joint's angle about its axis,
 unwrapped over the frames; a prismatic joint's travel; a ball joint's
 rotation vector), and forward kinematics of those values must put every body
-where its node is (within MATCH m), or the file is refused naming the joint,
+where its node is (within MATCH m; a skin, which its bones move, aside), or the file is refused naming the joint,
 so extras that disagree with the motion are never believed. Every field is
 checked like the rest of the file: a fault raises GlbError naming the JSON path.
 """
@@ -32,8 +32,8 @@ def _list(v, where: str, fail) -> list:
     return v
 
 
-def studio_scene(scene: Scene, studio: dict, world: dict[str, np.ndarray], frame_start: int, fail
-                 ) -> tuple[Scene, Tracks, dict | None, list[dict]]:
+def studio_scene(scene: Scene, studio: dict, world: dict[str, np.ndarray], frame_start: int, fail,
+                 skins: set[str] = frozenset()) -> tuple[Scene, Tracks, dict | None, list[dict]]:
     """The scene with the extras' frames, joints and overlaps; its tracks (roots, joint values); the
     plan (events and shots) and the holds, or None and [] when the file carries none."""
     w = "scenes[0].extras.studio"
@@ -67,6 +67,8 @@ def studio_scene(scene: Scene, studio: dict, world: dict[str, np.ndarray], frame
     tracks = Tracks(frame_start, roots, joints)
     got = forward(full, roots, joints, n)
     for i, jt in enumerate(full.joints):
+        if jt.child in skins:               # a skin's node frame is not its body's: its bones move it
+            continue
         off = float(np.max(np.abs(got[jt.child] - world[jt.child])[:, :3, :]))
         if off > MATCH:
             raise fail(f"{w}.joints[{i}]: joint {jt.name!r} does not reproduce the motion of node {jt.child!r} "

@@ -104,6 +104,32 @@ class _Skin(Glb):
                         str(nodes[node].get("name") or f"node{node}"))
 
     def _skinned_mesh(self, mi: int, node: int, n_joints: int):
+        return skinned_mesh(self, mi, node, n_joints)
+
+
+def film_skin(g: Glb, node: int, bones: dict[int, str]):
+    """A skinned mesh node of a film as a Skin over the bodies named `bones` (node index -> body name),
+    in the +Z up frame of the film's world matrices: (skin, node indices of its joints)."""
+    from studio.scene.skin import Skin
+    nodes, skins = g._list("nodes"), g._list("skins")
+    s = int(nodes[node]["skin"])
+    if not 0 <= s < len(skins):
+        raise g.fail(f"nodes[{node}].skin: no skin {s} (the file declares {len(skins)})")
+    joints = [int(j) for j in skins[s].get("joints", [])]
+    if not joints or any(not 0 <= j < len(nodes) for j in joints) or len(set(joints)) != len(joints):
+        raise g.fail(f"skins[{s}].joints: expected distinct node indices of the file")
+    if "inverseBindMatrices" in skins[s]:
+        m = g.accessor(skins[s]["inverseBindMatrices"], f"skins[{s}].inverseBindMatrices", ("MAT4",))
+        if len(m) != len(joints):
+            raise g.fail(f"skins[{s}].inverseBindMatrices: {len(m)} matrices for {len(joints)} joints")
+        ibm = m.reshape(-1, 4, 4).transpose(0, 2, 1)
+    else:
+        ibm = np.tile(np.eye(4), (len(joints), 1, 1))
+    verts, faces, (j_idx, w) = skinned_mesh(g, int(nodes[node]["mesh"]), node, len(joints))
+    return (Skin([bones[j] for j in joints], verts, faces, j_idx, w, ibm), joints)
+
+
+def skinned_mesh(self, mi: int, node: int, n_joints: int):
         meshes = self._list("meshes")
         if not 0 <= mi < len(meshes):
             raise self.fail(f"nodes[{node}].mesh: no mesh {mi} (the file declares {len(meshes)})")

@@ -118,6 +118,8 @@ def studio_extras(owner: dict, where: str) -> dict:
         _enum(str(_str(s["up"], f"{w}.up")).upper(), f"{w}.up", {"Y", "Z"})
     if "role" in s:
         _str(s["role"], f"{w}.role")
+    if "body" in s:
+        _str(s["body"], f"{w}.body")
     if "self_propelled" in s and not isinstance(s["self_propelled"], bool):
         raise SchemaError(f"{w}.self_propelled: expected true or false, got {_type_name(s['self_propelled'])}")
     return s

@@ -288,8 +288,10 @@ def interchange_spec(project: Project, job_dir: Path, usd_to: str | None, gltf_t
                 shots=[] if camera else shots_of(scene, list_states(project)),
                 resolution=resolution_of(scene, camera, resolution), camera_paths=camera_paths(scene, tracks),
                 studio_extras=verification_extras(project, scene),
-                body_extras={b.name: {"kind": b.kind, "flags": list(b.flags), "group": b.group}
-                             for b in scene.bodies})
+                body_extras={**{b.name: {"kind": b.kind, "flags": list(b.flags), "group": b.group}
+                                for b in scene.bodies},
+                             **{f"skin:{b.name}": {"body": b.name, "kind": b.kind, "flags": list(b.flags),
+                                                   "group": b.group} for b in scene.bodies if b.is_skin}})
     spec["expected"] = expected
     spec["deliver"] = deliver
     return spec
