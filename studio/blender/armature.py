@@ -145,13 +145,16 @@ def _quats(r: np.ndarray) -> np.ndarray:
 
 
 def probe(skins: list[dict], objects: dict, frames: list[int]) -> dict[str, np.ndarray]:
-    """The evaluated (deformed) world vertices of each skin at `frames`: {"<body>": (F,N,3)}."""
+    """The evaluated (deformed) world vertices of each skin at `frames`: {"<body>": (F,N,3)}, and
+    {"<body>.seconds": (F,)} how long Blender took to set and evaluate each frame."""
+    import time
     scene = bpy.context.scene
     out = {}
     for s in skins:
         ob = objects[f"skin:{s['body']}"]
-        got = []
+        got, took = [], []
         for f in frames:
+            t0 = time.perf_counter()
             scene.frame_set(int(f))
             deps = bpy.context.evaluated_depsgraph_get()
             ev = ob.evaluated_get(deps)
@@ -161,6 +164,8 @@ def probe(skins: list[dict], objects: dict, frames: list[int]) -> dict[str, np.n
             m = np.array(ev.matrix_world)
             v = v.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
             ev.to_mesh_clear()
+            took.append(time.perf_counter() - t0)
             got.append(v)
         out[s["body"]] = np.stack(got)
+        out[f"{s['body']}.seconds"] = np.array(took)
     return out

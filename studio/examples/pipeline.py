@@ -72,8 +72,8 @@ class QuietState:
         pass
 
 
-STAGES = {"scene": ("name_scene", "add_material", "create_body", "build_part_code", "add_frame", "add_camera",
-                     "allow_overlap"),
+STAGES = {"scene": ("name_scene", "add_material", "import_character", "create_body", "build_part_code", "add_frame",
+                    "add_camera", "allow_overlap"),
           "plan": ("set_plan", "set_segment_tool"),
           "storyboard": ("set_state", "set_joint", "place_relative", "solve_ik", "run_verifiers", "request_render"),
           "review": ("review_state",),

@@ -73,17 +73,33 @@ def load_skin(path: Path) -> Skin:
     return _MEMO[key]
 
 
+def weight_matrix(skin: Skin) -> np.ndarray:
+    """(N,J) each vertex's weight for each bone (zero where it has no influence), made once."""
+    w = getattr(skin, "_dense", None)
+    if w is None:
+        w = np.zeros((len(skin.vertices), len(skin.bones)))
+        np.add.at(w, (np.repeat(np.arange(len(skin.vertices)), 4), skin.joints.reshape(-1)), skin.weights.reshape(-1))
+        skin._dense = w
+    return w
+
+
 def deform(skin: Skin, bone_world: np.ndarray) -> np.ndarray:
-    """(F,N,3) vertices for bone world matrices (F,J,4,4) (or (J,4,4): one frame, (N,3))."""
+    """(F,N,3) vertices for bone world matrices (F,J,4,4) (or (J,4,4): one frame, (N,3)).
+
+    Blended per vertex as one matrix product: (N,J) weights times each frame's (J,12) skinning
+    matrices, then each vertex through its blended 3x4."""
     one = bone_world.ndim == 3
     w = np.asarray(bone_world, float)[None] if one else np.asarray(bone_world, float)
-    skinning = w @ skin.ibm[None]                                  # (F,J,4,4)
-    out = np.empty((len(w), len(skin.vertices), 3))
-    vh = np.concatenate([skin.vertices, np.ones((len(skin.vertices), 1))], axis=1)
+    skinning = (w @ skin.ibm[None])[:, :, :3, :].reshape(len(w), len(skin.bones), 12)   # (F,J,12)
+    dense = weight_matrix(skin)
+    v = skin.vertices
+    out = np.empty((len(w), len(v), 3))
+    J = len(skin.bones)
     for a in range(0, len(w), CHUNK):
-        m = skinning[a:a + CHUNK, :, :3, :]                         # (f,J,3,4)
-        blended = np.einsum("nk,fnkij->fnij", skin.weights, m[:, skin.joints])   # (f,N,3,4)
-        out[a:a + CHUNK] = np.einsum("fnij,nj->fni", blended, vh)
+        part = skinning[a:a + CHUNK]
+        f = len(part)
+        blended = (dense @ part.transpose(1, 0, 2).reshape(J, f * 12)).reshape(len(v), f, 3, 4)   # one GEMM
+        out[a:a + f] = np.einsum("nfij,nj->fni", blended[..., :3], v) + blended[..., 3].transpose(1, 0, 2)
     return out[0] if one else out
 
 

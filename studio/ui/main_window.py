@@ -76,6 +76,10 @@ class MainWindow(QMainWindow):
         self.redo_action.triggered.connect(self.redo)
         edit.addAction(self.undo_action)
         edit.addAction(self.redo_action)
+        scene = mb.addMenu("&Scene")
+        self.add_character_action = scene.addAction("Add &character…")
+        self.add_character_action.setEnabled(False)
+        self.add_character_action.triggered.connect(self.add_character)
         play = mb.addMenu("&Playback")
         for text, keys, fn in (
                 ("Play / Pause", "Space", lambda: self.playhead.set_playing(not self.playhead.playing)),
@@ -188,6 +192,7 @@ class MainWindow(QMainWindow):
     def show_session(self, session: Session) -> None:
         self._close_session()
         self.session = session
+        self.add_character_action.setEnabled(True)
         self.stack = CommandStack()          # undo history belongs to one project
         self.stack.subscribe(self._on_stack)
         self._on_stack("", None)
@@ -246,6 +251,16 @@ class MainWindow(QMainWindow):
         self.playhead.set_range(*s.frame_range())
         self.progress.setText(progress_text(s))
         self.progress.setToolTip(coverage_tip(s))
+
+    def add_character(self) -> None:
+        """A robot or a skinned character from the library or a file (the import_character tool call)."""
+        if self.session is None:
+            return
+        from studio.ui.qt_characters import QtAddCharacter
+        dialog = QtAddCharacter(self.session, self.stack, self)
+        dialog.added.connect(lambda name: self.statusBar().showMessage(f"Added character {name}", 6000))
+        self._character_dialog = dialog
+        dialog.open()
 
     def export_film(self) -> None:
         """The film and its .blend into a chosen folder, through the Jobs panel (gate first)."""

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBox
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
 
 from studio.scene.meshes import shown_mesh
+from studio.scene.skin import deform
 
 from studio.ui.playhead import Playhead
 from studio.ui.qt_look import ViewportLook
@@ -54,6 +55,16 @@ def tessellate(scene, project_dir, state) -> dict[str, tuple[np.ndarray, np.ndar
             mesh = shown_mesh(b, project_dir)
             out[b.name] = (np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64))
     return out
+
+
+def skin_of(body, project_dir):
+    """A skin body's skin (None if its asset cannot be read: it is then drawn as it rests)."""
+    from studio.scene.importers import resolve_path
+    from studio.scene.skin import SkinError, load_skin
+    try:
+        return load_skin(resolve_path(body.geometry.path, project_dir))
+    except (SkinError, OSError, ValueError):
+        return None
 
 
 def tint(base, toward, amount: float = TINT) -> tuple:
@@ -167,11 +178,15 @@ class QtViewport(QWidget):
         materials = {m.name: m for m in self.session.scene.materials}
         bodies = {b.name: b for b in self.session.scene.bodies}
         self.triangles = 0
+        self._skins = {}
         for name, (verts, faces) in meshes.items():
             body = bodies.get(name)
             mat = materials.get(body.material) if body else None
             color = tuple(mat.color[:3]) if mat else (0.75, 0.75, 0.75)
-            actor = self.plotter.add_mesh(polydata(verts, faces), color=color, name=f"body:{name}",
+            surface = polydata(verts, faces)
+            if body is not None and body.is_skin:      # deformed at every frame (see show_frame)
+                self._skins[name] = (skin_of(body, self.session.project.path), surface)
+            actor = self.plotter.add_mesh(surface, color=color, name=f"body:{name}",
                                           smooth_shading=False, render=False, reset_camera=False)
             m = vtkMatrix4x4()
             actor.SetUserMatrix(m)
@@ -203,6 +218,7 @@ class QtViewport(QWidget):
             w = world.get(name)
             if w is not None:
                 m.DeepCopy(w.ravel())
+        self._deform_skins(world)
         self._draw_key_ghost(world)
         self._draw_failures()
         self.look.update()
@@ -210,12 +226,23 @@ class QtViewport(QWidget):
         self._caption()
         self.plotter.render()
 
+    def _deform_skins(self, world: dict[str, np.ndarray]) -> None:
+        """Each skin at this frame by linear blend skinning, drawn in world coordinates."""
+        for name, (skin, surface) in getattr(self, "_skins", {}).items():
+            if skin is None or not all(b in world for b in skin.bones):
+                continue
+            surface.points = deform(skin, np.stack([world[b] for b in skin.bones]))
+            m = self._matrices.get(name)
+            if m is not None:
+                m.Identity()
+
     def set_world(self, world: dict[str, np.ndarray], render: bool = True) -> None:
         """Place bodies from given world matrices (scrubbing benchmark, manipulator previews)."""
         for name, m in self._matrices.items():
             w = world.get(name)
             if w is not None:
                 m.DeepCopy(w.ravel())
+        self._deform_skins(world)
         if render:
             self.plotter.render()
 

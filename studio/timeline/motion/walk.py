@@ -345,6 +345,25 @@ def landings(groups: int, cycles: int) -> list[tuple[int, float]]:
     return out + [(g, 1.0) for g in range(groups - 1)]
 
 
+LIMIT_ROOM = 0.01        # radians (or metres) the walk's IK keeps inside a leg joint's limits
+
+
+def inside_limits(scene: Scene, joints: list[str]) -> Scene:
+    """The scene with these joints' limits narrowed by LIMIT_ROOM (at most a tenth of the range): a
+    foot placed against a limit leaves the bake's fade of the end residuals room, so the baked film
+    stays inside the real limits (the bake never clamps)."""
+    import copy
+    room = copy.copy(scene)
+    room.joints = list(scene.joints)
+    names = set(joints)
+    for i, j in enumerate(room.joints):
+        if j.name in names and j.type in ("revolute", "prismatic"):
+            m = min(LIMIT_ROOM, 0.1 * (j.upper - j.lower))
+            room.joints[i] = copy.copy(j)
+            room.joints[i].lower, room.joints[i].upper = j.lower + m, j.upper - m
+    return room
+
+
 def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] = ()) -> Walked:
     """The walk over the segment's frames; `upper(i, pose) -> pose` may pose the rest first, and
     the `carried` bodies count in the centre of mass."""
@@ -513,6 +532,7 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
     leg_map = {leg.name: (leg.joints, leg.sole) for leg in legs}
     points = frozenset(leg.name for leg in legs if leg.point)
     hulls = {leg.name: _foot_hull(scene, leg, seg.project_dir) for leg in legs}
+    room = inside_limits(scene, [j for leg in legs for j in leg.joints])
     poses, pose, worst_ik = [], pa, 0.0
     for i in range(n_frames):
         pose = pose.copy()
@@ -520,12 +540,12 @@ def walk_poses(seg: Segment, params: dict, upper=None, carried: tuple[str, ...] 
         if upper is not None:
             pose = upper(i, pose)
         at_i = {k: v[i].copy() for k, v in feet.items()}
-        pose, err = place_flat(scene, pose, leg_map, at_i, 25, points)
+        pose, err = place_flat(room, pose, leg_map, at_i, 25, points)
         sunk = edges_below(scene, pose, legs, hulls, at_i)
         if sunk:                                  # a foot that cannot stay level rests on its lower edge
             for name, depth in sunk.items():
                 at_i[name][2] += depth
-            pose, err = place_flat(scene, pose, leg_map, at_i, 25, points)
+            pose, err = place_flat(room, pose, leg_map, at_i, 25, points)
         worst_ik = max(worst_ik, err)
         poses.append(pose)
 
