@@ -3,7 +3,8 @@
 #   unpack it with dpkg -x into a temporary root, then from the frozen binary
 #   1. --version (timed: the first run after unpacking, then a warm run)
 #   2. `selftest` on an example project: open it, verify a state, render a still through the worker
-#   3. agent CAD code through the sandbox (the frozen app runs it as its own Python)
+#   3. the G1 imported from the character library (example-robot-data inside the bundle)
+#   3b. agent CAD code through the sandbox (the frozen app runs it as its own Python)
 #   4. `open` under Xvfb: wait for the window, save a screenshot, check it is not blank
 #   5. uninstall: run prerm/postrm against the temporary root; a user's project must survive
 # Usage: installers/smoke.sh [DEB]    (default: the newest build/installer/*.deb)
@@ -79,6 +80,14 @@ code=${PIPESTATUS[0]}; set -o pipefail; t1=$(now); st_secs=$(secs "$t0" "$t1")
 [ "$code" = 0 ] || fail "selftest exited $code"
 cp "$tmp"/selftest/*/renders/stills/*.png "$out/" 2>/dev/null || true
 
+echo "smoke: the G1 from the character library, imported by the frozen app"
+"$app" new "$tmp/g1-lab" >/dev/null || fail "the frozen app could not make a project"
+t0=$(now)
+"$app" scene import-urdf "$tmp/g1-lab" g1 --name g1 | tee "$out/g1.txt" || fail "the frozen app could not import the G1"
+t1=$(now); g1_secs=$(secs "$t0" "$t1")
+grep -q "38 joints (29 movable)" "$out/g1.txt" || fail "the G1 came in without its 29 revolute joints"
+"$app" characters | grep -q "^person " || fail "the shipped skinned person is not in the character library"
+
 echo "smoke: agent CAD code in the sandbox, run by the frozen app as its own Python"
 "$app" -c "
 import sys
@@ -129,5 +138,6 @@ printf '%s\n' \
     "deb: $(basename "$deb"), $(du -m "$deb" | cut -f1) MB packed, $(( $(dpkg-deb -f "$deb" Installed-Size) / 1024 )) MB installed (app $app_mb MB, worker $worker_mb MB)" \
     "cold start: --version first run after unpack $v_first s, warm $v_warm s" \
     "gui: 'Keypose Studio' window mapped $(secs "$g0" "$shown") s after launch" \
-    "selftest: $st_secs s" | tee "$out/figures.txt"
+    "selftest: $st_secs s" \
+    "G1 import (cold, in the frozen app): $g1_secs s" | tee "$out/figures.txt"
 echo "smoke: every step worked"

@@ -38,4 +38,11 @@ def single_pass(source: Path, out: Path) -> Path:
     meshes = Path(source) / "assets" / "meshes"      # same scene, same tessellated meshes
     if meshes.is_dir():
         shutil.copytree(meshes, Path(out) / "assets" / "meshes", dirs_exist_ok=True)
+    for b in scene.bodies:                           # and the mesh files its bodies name (a robot's links, a skin)
+        for g in (b.geometry, b.visual):
+            if g is not None and g.source in ("mesh", "skin"):
+                to = Path(out) / g.path
+                if not to.exists():
+                    to.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(Path(source) / g.path, to)
     return out
