@@ -50,7 +50,7 @@ def run(spec_path: str | Path) -> int:
         for seg in segments:
             try:
                 require_storyboards(project, seg, scene)
-                check_params(*segment_tool(plan, seg), f"{seg} params")
+                check_params(*segment_tool(plan, seg), f"{seg} params", scene)
             except (GateError, MotionError) as e:
                 refusals.append(str(e))
         if refusals:

@@ -1,0 +1,139 @@
+"""Films of hands on jointed parts and of held bodies, built through the tool layer as a person
+would (create_body, add_frame, set_state, solve_ik, reviews, author_segment), so the truth is known
+by construction:
+- door: a robot arm on a turret opens a cabinet's hinged door from 0 to 1.4 rad by its knob, a
+  handle frame on a knob fixed to the door (a fixed joint in the chain from the cabinet);
+- drawer: the same arm pulls a drawer 0.25 m out of a chest on its slide;
+- carry: the arm carries a box riding on its gripper, or with the box slipping out of the grip.
+"""
+from __future__ import annotations
+
+import math
+
+from studio.scene.io import load_scene
+from studio.store.project import Project
+from studio.tools.box import ToolBox
+from studio.timeline.motion.ik import frame_pose
+
+REVIEWER = "Ada"
+A = 1001
+
+
+def plan(states: list[tuple[str, int]], objects: list[str], motion: list[dict], end: int) -> dict:
+    return {"prompt": "a robot arm at work", "scene_brief": "", "motion_brief": "",
+            "shots": [{"id": "wide", "camera": "side_cam", "start": A, "end": end}],
+            "states": [{"id": s, "frame": f, "shot": "wide", "description": s, "objects": objects}
+                       for s, f in states],
+            "objects": [{"name": o, "description": o} for o in objects], "events": [], "motion": motion}
+
+
+def body(box: ToolBox, name: str, size, rest=None, kind="rigid", **extra) -> None:
+    args = {"name": name, "kind": kind, "size": list(size), **extra}
+    if rest is not None:
+        args["rest"] = list(rest)
+    box.call("create_body", args)
+
+
+def arm(box: ToolBox, at, yaw: float = 0.0) -> None:
+    """A floor and a robot arm: a base, a turret (yaw about z), an upper arm (shoulder about y) and
+    a forearm (elbow about y), reaching 0.9 m; its effector frame `gripper` 3 cm past the forearm."""
+    body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
+    half = yaw / 2
+    body(box, "base", [0.2, 0.2, 0.3], [at[0], at[1], 0.15, math.cos(half), 0, 0, math.sin(half)], group="robot",
+         mass=40.0)
+    body(box, "turret", [0.1, 0.1, 0.1], kind="link", group="robot", offset=[0, 0, 0.05], parent="base",
+         joint={"name": "yaw", "type": "revolute", "axis": [0, 0, 1], "origin": [0, 0, 0.15],
+                "lower": -3.0, "upper": 3.0})
+    body(box, "upper", [0.42, 0.06, 0.06], kind="link", group="robot", offset=[0.21, 0, 0], parent="turret",
+         joint={"name": "shoulder", "type": "revolute", "axis": [0, 1, 0], "origin": [0, 0, 0.13],
+                "lower": -1.6, "upper": 1.6})
+    body(box, "fore", [0.42, 0.05, 0.05], kind="link", group="robot", offset=[0.21, 0, 0], parent="upper",
+         joint={"name": "elbow", "type": "revolute", "axis": [0, 1, 0], "origin": [0.42, 0, 0],
+                "lower": 0.0, "upper": 2.6})
+    box.call("add_frame", {"name": "gripper", "body": "fore", "position": [0.45, 0, 0]})
+
+
+CHAIN = ["yaw", "shoulder", "elbow"]
+
+
+def camera(box: ToolBox, target=(0.4, 0.0, 0.4)) -> None:
+    box.call("add_camera", {"name": "side_cam", "position": [-1.5, -2.5, 1.8], "target": list(target),
+                            "resolution": [160, 96]})
+
+
+def hand_on(box: ToolBox, state: str, frame: int, joints: dict, target: str) -> None:
+    """A state with the arm's gripper brought onto `target` by the solve_ik tool, then checked and
+    approved by the reviewer."""
+    box.call("set_state", {"state": state, "frame": frame, "shot": "wide", "description": state,
+                           "joints": joints})
+    box.call("solve_ik", {"state": state, "effector": "gripper", "joints": CHAIN, "target_frame": target})
+    approve(box, state)
+
+
+def approve(box: ToolBox, state: str) -> None:
+    box.call("run_verifiers", {"state": state})
+    box.call("review_state", {"state": state, "verdict": "approve", "note": "as planned"})
+
+
+def cabinet(box: ToolBox) -> None:
+    """A cabinet whose front faces -x at x=0.55, a door hinged on its +y edge (joint `hinge`, about
+    -z, so positive values swing it out towards -x), a knob fixed to the door (joint `knob_mount`)
+    and the `handle` frame on the knob's face."""
+    body(box, "cabinet", [0.4, 0.6, 0.8], [0.75, 0.0, 0.4, 1, 0, 0, 0], kind="static")
+    body(box, "door", [0.02, 0.58, 0.76], kind="link", offset=[0, -0.29, 0], parent="cabinet",
+         joint={"name": "hinge", "type": "revolute", "axis": [0, 0, -1], "origin": [-0.21, 0.3, 0.0],
+                "lower": 0.0, "upper": 1.6})
+    body(box, "knob", [0.05, 0.03, 0.03], kind="link", offset=[-0.025, 0, 0], parent="door",
+         joint={"name": "knob_mount", "type": "fixed", "origin": [-0.01, -0.5, 0.0]})
+    box.call("add_frame", {"name": "handle", "body": "knob", "position": [-0.05, 0, 0]})
+
+
+def door_film(path, frames: int = 48, base=(0.15, 0.62), tool: str = "operate", params: dict | None = None,
+              opened: float = 1.4) -> Project:
+    """The arm holds the knob of the closed door in 'closed' and of the door opened `opened` rad in
+    'open'; the segment closed..open is authored by `tool` (operate by default)."""
+    project = Project.create(path, name="cabinet door", fps=24, frame_start=A)
+    box = ToolBox(project, actor=REVIEWER)
+    arm(box, base)
+    cabinet(box)
+    camera(box)
+    end = A + frames - 1
+    params = params if params is not None else {"part": "door", "handle": "handle",
+                                                "effectors": [{"frame": "gripper", "joints": CHAIN}]}
+    box.call("set_plan", {"plan": plan([("closed", A), ("open", end)], ["base", "door"],
+                                       [{"segment": "closed..open", "tool": tool, "params": params}], end)})
+    seed = {"yaw": -1.0, "shoulder": -0.3, "elbow": 0.6}
+    hand_on(box, "closed", A, dict(seed, hinge=0.0), "handle")
+    hand_on(box, "open", end, dict(seed, yaw=-2.2, hinge=opened), "handle")
+    return project
+
+
+def chest(box: ToolBox) -> None:
+    """A chest whose front faces -x at x=0.6, a drawer on a slide along -x (joint `slide`, 0..0.35 m)
+    and the `pull` frame on the drawer's front."""
+    body(box, "chest", [0.4, 0.5, 0.5], [0.8, 0.0, 0.25, 1, 0, 0, 0], kind="static")
+    body(box, "drawer", [0.36, 0.44, 0.14], kind="link", parent="chest", offset=[0.0, 0, 0],
+         joint={"name": "slide", "type": "prismatic", "axis": [-1, 0, 0], "origin": [-0.03, 0.0, 0.1],
+                "lower": 0.0, "upper": 0.35})
+    box.call("add_frame", {"name": "pull", "body": "drawer", "position": [-0.23, 0, 0]})
+
+
+def drawer_film(path, frames: int = 36, out: float = 0.25) -> Project:
+    project = Project.create(path, name="chest of drawers", fps=24, frame_start=A)
+    box = ToolBox(project, actor=REVIEWER)
+    arm(box, (-0.2, 0.0))
+    chest(box)
+    camera(box)
+    end = A + frames - 1
+    params = {"part": "drawer", "handle": "pull", "effectors": [{"frame": "gripper", "joints": CHAIN}]}
+    box.call("set_plan", {"plan": plan([("shut", A), ("pulled", end)], ["base", "drawer"],
+                                       [{"segment": "shut..pulled", "tool": "operate", "params": params}], end)})
+    seed = {"yaw": 0.0, "shoulder": -0.6, "elbow": 1.4}
+    hand_on(box, "shut", A, dict(seed, slide=0.0), "pull")
+    hand_on(box, "pulled", end, dict(seed, slide=out), "pull")
+    return project
+
+
+def grip_world(project: Project, frame_name: str, pose):
+    """World matrix of a named frame in a pose, by forward kinematics of the project's scene."""
+    return frame_pose(load_scene(project), pose, frame_name)
