@@ -265,8 +265,14 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
                           f"{worst * 1000:.1f} mm (more than {tol * 1000:.1f} mm): out of reach or "
                           f"past a joint limit")
     tracks = tracks_of(seg, limbs.poses, roots, joints)
-    notes.append(f"{tool} {seg.id}: effectors within {worst * 1000:.2f} mm of their targets at every frame"
-                 + (f" (worst: {where})" if where else ""))
+    if effs:
+        notes.append(f"{tool} {seg.id}: effectors within {worst * 1000:.2f} mm of their targets at every frame"
+                     + (f" (worst: {where})" if where else ""))
+    if on is not None:
+        ends = np.linalg.norm(np.asarray(limbs.poses[-1].roots[held][:3]) - np.asarray(pb.roots[held][:3]))
+        notes.append(f"{tool} {seg.id}: {held} rides on {on}" + (
+            f"; the second state has it {ends * 1000:.1f} mm from there, which the bake fades in over the "
+            f"segment (a hold that drifts past its tolerance fails EventsSatisfied)" if ends > 1e-4 else ""))
     span = {"grasp": (seg.b.frame, seg.b.frame), "carry": (seg.a.frame, seg.b.frame),
             "place": (seg.a.frame, seg.b.frame), "release": (seg.a.frame, seg.a.frame)}.get(tool)
     attachments = [{"frame": e["frame"], "body": held, "start": span[0], "end": span[1], "tolerance": tol}

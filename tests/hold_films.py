@@ -4,7 +4,8 @@ by construction:
 - door: a robot arm on a turret opens a cabinet's hinged door from 0 to 1.4 rad by its knob, a
   handle frame on a knob fixed to the door (a fixed joint in the chain from the cabinet);
 - drawer: the same arm pulls a drawer 0.25 m out of a chest on its slide;
-- carry: the arm carries a box riding on its gripper, or with the box slipping out of the grip.
+- carry: the arm swings a box riding on its gripper; the second state has the box `slip` metres
+  down in the grip, so the bake's pin slides it out of the hand over the segment.
 """
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import math
 from studio.scene.io import load_scene
 from studio.store.project import Project
 from studio.tools.box import ToolBox
-from studio.timeline.motion.ik import frame_pose
 
 REVIEWER = "Ada"
 A = 1001
@@ -34,9 +34,10 @@ def body(box: ToolBox, name: str, size, rest=None, kind="rigid", **extra) -> Non
     box.call("create_body", args)
 
 
-def arm(box: ToolBox, at, yaw: float = 0.0) -> None:
+def arm(box: ToolBox, at, yaw: float = 0.0, flange: bool = False) -> None:
     """A floor and a robot arm: a base, a turret (yaw about z), an upper arm (shoulder about y) and
-    a forearm (elbow about y), reaching 0.9 m; its effector frame `gripper` 3 cm past the forearm."""
+    a forearm (elbow about y), reaching 0.9 m; its effector frame `gripper` 3 cm past the forearm,
+    or, with `flange`, 3 cm past a 1 cm hand plate fixed to it (joint `flange`)."""
     body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])
     half = yaw / 2
     body(box, "base", [0.2, 0.2, 0.3], [at[0], at[1], 0.15, math.cos(half), 0, 0, math.sin(half)], group="robot",
@@ -50,10 +51,16 @@ def arm(box: ToolBox, at, yaw: float = 0.0) -> None:
     body(box, "fore", [0.42, 0.05, 0.05], kind="link", group="robot", offset=[0.21, 0, 0], parent="upper",
          joint={"name": "elbow", "type": "revolute", "axis": [0, 1, 0], "origin": [0.42, 0, 0],
                 "lower": 0.0, "upper": 2.6})
-    box.call("add_frame", {"name": "gripper", "body": "fore", "position": [0.45, 0, 0]})
+    if flange:
+        body(box, "hand", [0.01, 0.05, 0.05], kind="link", group="robot", offset=[0.005, 0, 0], parent="fore",
+             joint={"name": "flange", "type": "fixed", "origin": [0.42, 0, 0]})
+        box.call("add_frame", {"name": "gripper", "body": "hand", "position": [0.04, 0, 0]})
+    else:
+        box.call("add_frame", {"name": "gripper", "body": "fore", "position": [0.45, 0, 0]})
 
 
 CHAIN = ["yaw", "shoulder", "elbow"]
+FLANGED = CHAIN + ["flange"]          # a chain that names the fixed joint between the forearm and the hand
 
 
 def camera(box: ToolBox, target=(0.4, 0.0, 0.4)) -> None:
@@ -61,12 +68,12 @@ def camera(box: ToolBox, target=(0.4, 0.0, 0.4)) -> None:
                             "resolution": [160, 96]})
 
 
-def hand_on(box: ToolBox, state: str, frame: int, joints: dict, target: str) -> None:
+def hand_on(box: ToolBox, state: str, frame: int, joints: dict, target: str, chain=CHAIN) -> None:
     """A state with the arm's gripper brought onto `target` by the solve_ik tool, then checked and
     approved by the reviewer."""
     box.call("set_state", {"state": state, "frame": frame, "shot": "wide", "description": state,
                            "joints": joints})
-    box.call("solve_ik", {"state": state, "effector": "gripper", "joints": CHAIN, "target_frame": target})
+    box.call("solve_ik", {"state": state, "effector": "gripper", "joints": chain, "target_frame": target})
     approve(box, state)
 
 
@@ -88,23 +95,24 @@ def cabinet(box: ToolBox) -> None:
     box.call("add_frame", {"name": "handle", "body": "knob", "position": [-0.05, 0, 0]})
 
 
-def door_film(path, frames: int = 48, base=(0.15, 0.62), tool: str = "operate", params: dict | None = None,
-              opened: float = 1.4) -> Project:
+def door_film(path, frames: int = 48, tool: str = "operate", params: dict | None = None, opened: float = 1.4,
+              flange: bool = False) -> Project:
     """The arm holds the knob of the closed door in 'closed' and of the door opened `opened` rad in
     'open'; the segment closed..open is authored by `tool` (operate by default)."""
     project = Project.create(path, name="cabinet door", fps=24, frame_start=A)
     box = ToolBox(project, actor=REVIEWER)
-    arm(box, base)
+    arm(box, (0.15, 0.55), flange=flange)
     cabinet(box)
     camera(box)
     end = A + frames - 1
+    chain = FLANGED if flange else CHAIN
     params = params if params is not None else {"part": "door", "handle": "handle",
-                                                "effectors": [{"frame": "gripper", "joints": CHAIN}]}
+                                                "effectors": [{"frame": "gripper", "joints": chain}]}
     box.call("set_plan", {"plan": plan([("closed", A), ("open", end)], ["base", "door"],
                                        [{"segment": "closed..open", "tool": tool, "params": params}], end)})
     seed = {"yaw": -1.0, "shoulder": -0.3, "elbow": 0.6}
-    hand_on(box, "closed", A, dict(seed, hinge=0.0), "handle")
-    hand_on(box, "open", end, dict(seed, yaw=-2.2, hinge=opened), "handle")
+    hand_on(box, "closed", A, dict(seed, hinge=0.0), "handle", chain)
+    hand_on(box, "open", end, dict(seed, yaw=-2.2, hinge=opened), "handle", chain)
     return project
 
 
@@ -134,6 +142,35 @@ def drawer_film(path, frames: int = 36, out: float = 0.25) -> Project:
     return project
 
 
-def grip_world(project: Project, frame_name: str, pose):
-    """World matrix of a named frame in a pose, by forward kinematics of the project's scene."""
-    return frame_pose(load_scene(project), pose, frame_name)
+def carry_film(path, frames: int = 11, slip: float = 0.0, swing: tuple[float, float] = (-0.6, 0.4)) -> Project:
+    """The arm holds a 10 cm box on its gripper in 'lifted' and swings it round (yaw `swing`) to
+    'moved', where the box sits `slip` metres lower in the grip; carry (riding on the gripper)
+    authors lifted..moved over `frames` frames."""
+    project = Project.create(path, name="carried box", fps=24, frame_start=A)
+    box = ToolBox(project, actor=REVIEWER)
+    arm(box, (0.0, 0.0))
+    body(box, "box", [0.1, 0.1, 0.1], [0.6, 0.0, 0.6, 1, 0, 0, 0])
+    camera(box)
+    end = A + frames - 1
+    box.call("set_plan", {"plan": plan([("lifted", A), ("moved", end)], ["base", "box"],
+                                       [{"segment": "lifted..moved", "tool": "carry",
+                                         "params": {"body": "box", "on": "gripper", "effectors": []}}], end)})
+    for state, frame, yaw, drop in (("lifted", A, swing[0], 0.0), ("moved", end, swing[1], slip)):
+        box.call("set_state", {"state": state, "frame": frame, "shot": "wide", "description": state,
+                               "joints": {"yaw": yaw, "shoulder": -0.5, "elbow": 1.2}})
+        box.call("place_relative", {"state": state, "body": "box", "frame": "gripper",
+                                    "offset": [0.06, 0.0, -drop]})
+        approve(box, state)
+    return project
+
+
+def distances(project: Project, a: str, b: str):
+    """(F,) distance between two named frames at every baked frame, by forward kinematics of the
+    stored tracks (independent of what any tool or check says)."""
+    import numpy as np
+
+    from studio.scene.kinematics import frame_world, tracks_world
+    from studio.timeline.film import load_film_tracks
+    scene, tracks = load_scene(project), load_film_tracks(project)
+    world = tracks_world(scene, tracks)
+    return np.linalg.norm(frame_world(scene, world, a)[:, :3, 3] - frame_world(scene, world, b)[:, :3, 3], axis=1)
