@@ -4,6 +4,7 @@ by construction:
 - door: a robot arm on a turret opens a cabinet's hinged door from 0 to 1.4 rad by its knob, a
   handle frame on a knob fixed to the door (a fixed joint in the chain from the cabinet);
 - drawer: the same arm pulls a drawer 0.25 m out of a chest on its slide;
+- robot_and_chest: the biped robot facing a chest whose drawer it can pull with its right hand;
 - carry: the arm swings a box riding on its gripper; the second state has the box `slip` metres
   down in the grip, so the bake's pin slides it out of the hand over the segment.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import math
 
 from studio.scene.io import load_scene
+from studio.scene.ir import Scene
 from studio.store.project import Project
 from studio.tools.box import ToolBox
 
@@ -162,6 +164,35 @@ def carry_film(path, frames: int = 11, slip: float = 0.0, swing: tuple[float, fl
                                     "offset": [0.06, 0.0, -drop]})
         approve(box, state)
     return project
+
+
+def robot_and_chest() -> Scene:
+    """The robot facing a chest whose drawer slides out along -x at its right hand's height."""
+    from motion_scenes import robot_scene
+    d = robot_scene().to_dict()
+    d["bodies"] += [{"name": "chest", "kind": "static", "flags": ["static"], "mass": 0,
+                     "geometry": {"size": [0.4, 0.7, 0.8], "offset": {"position": [0, 0, 0.4]}}},
+                    {"name": "drawer", "kind": "link", "mass": 2, "geometry": {"size": [0.36, 0.5, 0.12]}}]
+    d["rest"]["chest"] = [0.55, 0, 0, 1, 0, 0, 0]
+    d["joints"].append({"name": "slide", "type": "prismatic", "parent": "chest", "child": "drawer",
+                        "origin": {"position": [-0.03, 0, 0.72]}, "axis": [-1, 0, 0], "lower": 0, "upper": 0.4})
+    d["frames"].append({"name": "pull", "body": "drawer", "local": {"position": [-0.19, -0.2, 0]}})
+    return Scene.from_dict(d)
+
+
+ARM_R = ["shoulder_pitch_r", "shoulder_roll_r", "elbow_r"]
+
+
+def holding(scene: Scene, x: float, out: float):
+    """The robot standing at x with the drawer `out` metres out and its right hand on the pull."""
+    from motion_scenes import robot_standing
+
+    from studio.timeline.motion.ik import Goal, frame_pose, solve_ik
+    pose = robot_standing(scene, x)
+    pose.joints.update(slide=out, shoulder_pitch_r=-1.2, elbow_r=-0.5)
+    pose, err = solve_ik(scene, pose, ARM_R, [Goal("gripper_r", frame_pose(scene, pose, "pull")[:3, 3])], 300)
+    assert err < 1e-4
+    return pose
 
 
 def distances(project: Project, a: str, b: str):

@@ -8,17 +8,15 @@ import json
 
 import numpy as np
 import pytest
-from hold_films import CHAIN, FLANGED, door_film, drawer_film, distances
-from motion_scenes import ROBOT_LEGS, robot_scene, robot_standing, segment
+from hold_films import ARM_R, CHAIN, FLANGED, distances, door_film, drawer_film, holding, robot_and_chest
+from motion_scenes import ROBOT_LEGS, segment
 
 from studio.checks.report import required_checks_pass
 from studio.checks.run import verify_film
 from studio.cli import main
 from studio.scene.io import load_scene
-from studio.scene.ir import Scene
 from studio.timeline.film import film_hash, list_segments, load_film_tracks
 from studio.timeline.motion import MotionError, motion_tool
-from studio.timeline.motion.ik import Goal, frame_pose, solve_ik
 from studio.tools.box import ToolBox
 from studio.tools.errors import ToolRefused
 
@@ -157,38 +155,14 @@ def test_operate_refuses_a_hand_that_is_not_on_its_handle_in_a_state(tmp_path):
     assert list_segments(project) == []
 
 
-def _robot_and_chest() -> Scene:
-    """The robot facing a chest whose drawer slides out along -x at its right hand's height."""
-    d = robot_scene().to_dict()
-    d["bodies"] += [{"name": "chest", "kind": "static", "flags": ["static"], "mass": 0,
-                     "geometry": {"size": [0.4, 0.7, 0.8], "offset": {"position": [0, 0, 0.4]}}},
-                    {"name": "drawer", "kind": "link", "mass": 2, "geometry": {"size": [0.36, 0.5, 0.12]}}]
-    d["rest"]["chest"] = [0.55, 0, 0, 1, 0, 0, 0]
-    d["joints"].append({"name": "slide", "type": "prismatic", "parent": "chest", "child": "drawer",
-                        "origin": {"position": [-0.03, 0, 0.72]}, "axis": [-1, 0, 0], "lower": 0, "upper": 0.4})
-    d["frames"].append({"name": "pull", "body": "drawer", "local": {"position": [-0.19, -0.2, 0]}})
-    return Scene.from_dict(d)
-
-
-ARM_R = ["shoulder_pitch_r", "shoulder_roll_r", "elbow_r"]
-
-
-def _holding(scene: Scene, x: float, out: float):
-    pose = robot_standing(scene, x)
-    pose.joints.update(slide=out, shoulder_pitch_r=-1.2, elbow_r=-0.5)
-    pose, err = solve_ik(scene, pose, ARM_R, [Goal("gripper_r", frame_pose(scene, pose, "pull")[:3, 3])], 300)
-    assert err < 1e-4
-    return pose
-
-
 @pytest.mark.parametrize("legs", ["walk", "legs"])
 def test_a_robot_pulls_a_drawer_walking_back_or_with_its_feet_planted(tmp_path, legs):
-    scene = _robot_and_chest()
+    scene = robot_and_chest()
     if legs == "walk":        # it steps back 25 cm as the drawer comes 25 cm out
-        pa, pb = _holding(scene, 0.0, 0.0), _holding(scene, -0.25, 0.25)
+        pa, pb = holding(scene, 0.0, 0.0), holding(scene, -0.25, 0.25)
         extra = {"walk": {"root": "pelvis", "legs": ROBOT_LEGS, "step_length": 0.15}}
     else:
-        pa, pb = _holding(scene, 0.0, 0.0), _holding(scene, 0.0, 0.15)
+        pa, pb = holding(scene, 0.0, 0.0), holding(scene, 0.0, 0.15)
         extra = {"legs": {"root": "pelvis", "legs": ROBOT_LEGS}}
     seg = segment(scene, pa, pb, 60, tmp_path)
     out = motion_tool("operate").author(seg, {"part": "drawer", "handle": "pull",
