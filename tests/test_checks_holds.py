@@ -85,15 +85,22 @@ def test_a_drift_that_peaks_between_two_frames_is_found_when_it_peaks(tmp_path):
     assert {r.name: r for r in verify_film(slow)}["EventsSatisfied"].verdict == "pass"
 
 
-def test_records_of_one_hand_on_one_body_join_into_one_hold_with_each_segments_tolerance():
+def test_a_hold_runs_from_its_grasp_to_its_release_with_each_segments_tolerance():
     records = [{"frame": "palm", "body": "crate", "start": 10, "end": 10, "tolerance": 0.01},     # grasp
                {"frame": "palm", "body": "crate", "start": 10, "end": 20, "tolerance": 0.01},     # carry
                {"frame": "palm", "body": "crate", "start": 20, "end": 30, "tolerance": 0.04},     # place, loosened
                {"frame": "palm", "body": "crate", "start": 30, "end": 30, "clear": 40},           # release
-               {"frame": "palm", "body": "crate", "start": 50, "end": 60},                        # a second hold
-               {"frame": "thumb", "body": "crate", "start": 10, "end": 20}]
+               {"frame": "palm", "body": "crate", "start": 50, "end": 50, "tolerance": 0.005},    # grasped again,
+               {"frame": "palm", "body": "crate", "start": 70, "end": 70, "clear": 80},           # other tools between,
+               {"frame": "thumb", "body": "crate", "start": 10, "end": 20}]                       # released
     holds = holds_of(records)
-    assert [(h.effector, h.first, h.last) for h in holds] == [("palm", 10, 30), ("thumb", 10, 20), ("palm", 50, 60)]
+    assert [(h.effector, h.first, h.last) for h in holds] == [("palm", 10, 30), ("thumb", 10, 20), ("palm", 50, 70)]
     palm = holds[0]
     assert palm.tolerance[15] == 0.01 and palm.tolerance[25] == 0.04 and palm.tolerance[20] == 0.04
-    assert palm.tolerance[30] == 0.04 and holds[2].tolerance[55] == 0.01        # none said: 1 cm
+    assert palm.tolerance[30] == 0.04                        # where two segments meet, the larger
+    again = holds[2]
+    assert again.tolerance[50] == 0.005 and again.tolerance[60] == 0.01 and again.tolerance[70] == 0.01
+    rides = holds_of([{"frame": "hips", "body": "crate", "start": 10, "end": 20, "ride": True},
+                      {"frame": "hips", "body": "crate", "start": 20, "end": 30, "ride": True},
+                      {"frame": "hips", "body": "crate", "start": 40, "end": 50, "ride": True}])
+    assert [(h.id, h.last) for h in rides] == [("ride_hips_crate_10", 30), ("ride_hips_crate_40", 50)]

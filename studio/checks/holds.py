@@ -5,8 +5,12 @@ kept per segment in the project's "authored" document): the effector (a named
 frame or a body), the body it holds, the frames it holds it over and,
 optionally, the hold's tolerance and the named grip frame on the body. Grasp
 records a hold at its last frame, carry, place and operate over their whole
-segment, release at its first frame; records of one effector on one body that
-meet or overlap are one hold, from the first record's start to the last's end.
+segment, release at its first frame (and says so, with the frame the hand is
+clear by). Records of one effector on one body are one hold from the first
+record's start until a release ends it: a grasp holds until its release, also
+through segments between them authored by other tools. A ride (a carried
+body riding on a frame, `ride` in its record) is one hold while its records
+meet; where it stops and starts again the body is seated afresh.
 
 At a hold's first frame the effector's origin is taken in the held body's
 frame: the grip. Until the hold's last frame the effector's origin must stay
@@ -50,10 +54,11 @@ class Hold:
     last: int
     tolerance: dict[int, float]   # per frame held
     grip: str | None = None       # the named frame on the body the hold is measured against, if the tool said
+    ride: bool = False            # the body rides on the frame (rather than a hand holding it)
 
     @property
     def id(self) -> str:
-        return f"hold_{self.effector}_{self.body}_{self.first}"
+        return f"{'ride' if self.ride else 'hold'}_{self.effector}_{self.body}_{self.first}"
 
     def label(self) -> str:
         return f"{self.effector} on {self.grip or self.body}"
@@ -74,25 +79,32 @@ class Drift:
 
 
 def holds_of(records: list[dict]) -> list[Hold]:
-    """The holds the motion tools recorded, one per effector and body run."""
-    runs: dict[tuple[str, str], list[dict]] = {}
+    """The holds the motion tools recorded: one per effector and body from a grasp to its release,
+    one per unbroken ride."""
+    runs: dict[tuple[str, str, bool], list[dict]] = {}
     for a in sorted(records or [], key=lambda a: (str(a.get("frame")), str(a.get("body")), int(a.get("start", 0)))):
         if a.get("body") is None or a.get("frame") is None:
             continue
-        runs.setdefault((str(a["frame"]), str(a["body"])), []).append(a)
+        runs.setdefault((str(a["frame"]), str(a["body"]), bool(a.get("ride"))), []).append(a)
     out = []
-    for (eff, body), items in runs.items():
+    for (eff, body, ride), items in runs.items():
         cur: Hold | None = None
         for a in items:
             start, end = int(a["start"]), int(a["end"])
-            tol = float(a.get("tolerance", TOLERANCE))
-            if cur is None or start > cur.last + 1:
-                cur = Hold(eff, body, start, end, {}, a.get("grip"))
+            tol = float(a.get("tolerance") or TOLERANCE)
+            if cur is not None and ride and start > cur.last + 1:
+                cur = None                                # a ride is seated afresh each time it begins
+            if cur is None:
+                cur = Hold(eff, body, start, end, {}, a.get("grip"), ride)
                 out.append(cur)
+            for f in range(cur.last + 1, start):          # segments between, by other tools: still held
+                cur.tolerance[f] = TOLERANCE
             cur.last = max(cur.last, end)
             cur.grip = cur.grip or a.get("grip")
             for f in range(start, end + 1):
                 cur.tolerance[f] = max(cur.tolerance.get(f, 0.0), tol)
+            if "clear" in a:                              # a release ends the hold
+                cur = None
     return sorted(out, key=lambda h: (h.first, h.effector, h.body))
 
 

@@ -65,16 +65,23 @@ def run_checks(scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks,
 
 def tool_attachments(project: Project) -> list[dict]:
     """Every hold the baked segments' motion tools recorded. A hold recorded before holds carried
-    their tolerance takes the tolerance its tool was given (the segment's `tolerance` parameter)."""
+    their tolerance takes the tolerance its tool was given (the segment's `tolerance` parameter),
+    and one on the segment's `on` frame is a ride."""
     from studio.timeline.author import AUTHORED_DOC
     doc = project.get_doc(AUTHORED_DOC) or {}
     out = []
     for seg in doc.values():
         if not isinstance(seg, dict):
             continue
-        given = (seg.get("params") or {}).get("tolerance")
+        params = seg.get("params") or {}
+        given = params.get("tolerance")
+        hands = {e.get("frame") for e in params.get("effectors", []) or [] if isinstance(e, dict)}
         for a in seg.get("attachments", []) or []:
-            out.append(dict(a, tolerance=given) if "tolerance" not in a and isinstance(given, (int, float)) else a)
+            if "tolerance" not in a and isinstance(given, (int, float)):
+                a = dict(a, tolerance=given)
+            if "ride" not in a and a.get("frame") == params.get("on") and a.get("frame") not in hands:
+                a = dict(a, ride=True)      # recorded before rides said so: the body rode `on` that frame
+            out.append(a)
     return out
 
 

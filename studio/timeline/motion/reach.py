@@ -21,8 +21,9 @@ state has them. An effector may narrow its chain's limits for the move
 
 An effector that misses its target by more than `tolerance` (default 1 cm)
 is refused naming the effector and the frame. Holds are returned as
-`Authored.attachments` ({"frame", "body", "start", "end"}, and a release's
-"clear": the frame the effector is off the body by); `attachment_events`
+`Authored.attachments` ({"frame", "body", "start", "end", "tolerance"}, a
+release's "clear": the frame the effector is off the body by, and "ride" for
+the body riding `on` a frame); `attachment_events`
 turns them into the plan's grasp and release events, which the events and
 Supported verifiers read.
 """
@@ -281,7 +282,8 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
         for a in attachments:
             a["clear"] = seg.b.frame
     if on is not None:
-        attachments.append({"frame": on, "body": held, "start": seg.a.frame, "end": seg.b.frame, "tolerance": tol})
+        attachments.append({"frame": on, "body": held, "start": seg.a.frame, "end": seg.b.frame, "tolerance": tol,
+                            "ride": True})
     return Authored(tracks, attachments, notes)
 
 
