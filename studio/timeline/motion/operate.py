@@ -192,4 +192,4 @@ def _world(scene: Scene, pose: Pose, name: str) -> np.ndarray:
 register(MotionTool(
     "operate", "Effectors holding handles drive a part on its revolute or prismatic joint (a door, a drawer, a "
     "lever, a crank) from its value in the first state to the second's, the chains following the handles by IK "
-    "within limits; the legs may walk or stay planted meanwhile.", SCHEMA, operate, check))
+    "within limits; the legs may walk or stay planted meanwhile.", SCHEMA, operate, check=check))

@@ -370,15 +370,15 @@ def _tool(name: str):
 
 register(MotionTool("ik_reach", "Effectors (named frames) to targets (frames or points) over the segment, "
                     "their chains solved by IK within limits; the legs may walk meanwhile.",
-                    _schema(False, walk=True), _tool("ik_reach"), check_hands))
+                    _schema(False, walk=True), _tool("ik_reach"), check=check_hands))
 register(MotionTool("grasp", "Effectors to a body's grip frames by IK (the legs may walk meanwhile); the body "
-                    "is held from the last frame.", _schema(True, walk=True), _tool("grasp"), check_hands))
+                    "is held from the last frame.", _schema(True, walk=True), _tool("grasp"), check=check_hands))
 register(MotionTool("carry", "A held body rides on a frame (or moves between its states) while the effectors "
                     "keep their grip by IK; the legs may walk meanwhile. Without parameters, each body the plan's "
                     "grasp events hold rides on its grasping frame.", _schema(True, True, True, False), _tool("carry"),
-                    check_hands))
+                    check=check_hands))
 register(MotionTool("place", "A held body is moved to its place in the second state (or rides on a frame), the "
                     "effectors keeping their grip; the hold ends there.", _schema(True, True, True), _tool("place"),
-                    check_hands))
+                    check=check_hands))
 register(MotionTool("release", "Effectors leave a held body for their targets (or the second state) by IK.",
-                    _schema(True), _tool("release"), check_hands))
+                    _schema(True), _tool("release"), check=check_hands))
