@@ -8,8 +8,9 @@ forward-kinematics call over only the bodies the goals depend on. Joint limits
 are respected by clamping after each step and freezing a joint that sits on a
 limit and is pushed further. A fixed joint named in a chain is part of the
 chain's shape (a knob on a door, a flange on a wrist) but has no value, so
-the solve leaves it out rather than failing on it. `solve_limb` joins the two: the effector goes to
-the target and the middle body is drawn towards the analytic pole position.
+the solve leaves it out rather than failing on it. `solve_limb` joins the
+two: the effector goes to the target and the middle body is drawn towards
+the analytic pole position.
 """
 from __future__ import annotations
 

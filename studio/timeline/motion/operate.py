@@ -132,7 +132,8 @@ def operate(seg: Segment, params: dict) -> Authored:
     qa, qb = float(pa.joints[joint.name]), float(pb.joints[joint.name])
     for state, pose in ((seg.a, pa), (seg.b, pb)):
         for e in effs:
-            off = np.linalg.norm(_world(scene, pose, e["frame"])[:3, 3] - _world(scene, pose, handles[e["frame"]])[:3, 3])
+            hand, handle = _world(scene, pose, e["frame"]), _world(scene, pose, handles[e["frame"]])
+            off = np.linalg.norm(hand[:3, 3] - handle[:3, 3])
             if off > tol:
                 raise MotionError(f"operate {seg.id}: in state {state.id!r} effector {e['frame']!r} is "
                                   f"{off * 1000:.1f} mm from its handle {handles[e['frame']]!r} (more than "
