@@ -132,8 +132,9 @@ def wall_command(bwrap: str, exe: Path, job_dir: Path, argv: list[str], env: dic
         return [*sandbox, *_view(exe, job_dir, job_bind=None), *tail]
     view = _view(exe, job_dir, "--bind" if job_bytes is None else "--ro-bind")
     outer = [bwrap, "--unshare-pid", "--die-with-parent", *view, "--bind", "/proc", "/proc", "--dev", "/dev",
-             "--remount-ro", "/", "--", shutil.which("setpriv") or "/usr/bin/setpriv", "--reuid", str(SANDBOX_UID), "--regid", str(SANDBOX_UID), "--clear-groups", "--inh-caps=-all",
-             "--bounding-set=-all", "--no-new-privs", "--"]
+             "--remount-ro", "/", "--", shutil.which("setpriv") or "/usr/bin/setpriv", "--reuid", str(SANDBOX_UID),
+             "--regid", str(SANDBOX_UID), "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+             "--no-new-privs", "--"]
     return [*outer, *sandbox, "--ro-bind", "/", "/", *tail]
 
 
