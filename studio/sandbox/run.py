@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.store.secrets import scrub
+from studio.store.shown import shown
 
 from studio.sandbox.bubblewrap import INSTALL_HINT, SANDBOX_UID, bwrap_path, wall_command, wall_problem
 from studio.sandbox import job_folder, keyring, seccomp
@@ -130,7 +131,7 @@ class SandboxRun:
         if self.returncode < 0:
             return f"the code was killed by signal {-self.returncode} (a limit was exceeded)"
         tail = [ln for ln in self.stderr.strip().splitlines() if ln.strip()][-1:]
-        return f"the code exited with status {self.returncode}: " + (tail[0] if tail else "no message")
+        return f"the code exited with status {self.returncode}: " + (shown(tail[0]) if tail else "no message")
 
     def read_bytes(self, name: str) -> bytes:
         """A regular file the code wrote at the top of its job folder, never through a link."""
@@ -157,9 +158,15 @@ def default_interpreter(kind: str, settings: dict | None = None) -> Path:
 
 
 def new_job_dir(project_dir: Path, label: str = "code") -> Path:
-    job = Path(project_dir) / "jobs" / f"agent-{label}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    job.mkdir(parents=True)
-    return job
+    """A new job folder under the project's jobs/, made without following a link on the way."""
+    from studio.store.beneath import open_folder
+    jobs = open_folder(Path(project_dir), "jobs", create=True)
+    try:
+        name = f"agent-{label}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        os.mkdir(name, 0o755, dir_fd=jobs)
+    finally:
+        os.close(jobs)
+    return Path(project_dir) / "jobs" / name
 
 
 def inside_job(job_dir: Path, name: str) -> Path:
@@ -204,9 +211,10 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
     job_dir = Path(job_dir).resolve()
     job_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(job_dir, 0o755)                  # the sandbox user reads the code from here
-    script = job_dir / SCRIPT
-    script.write_text(code)
-    os.chmod(script, 0o644)
+    fd = os.open(job_dir / SCRIPT, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(fd, 0o644)
+        f.write(code)
     exe = Path(interpreter or default_interpreter(kind, settings))
     if not exe.exists():
         raise SandboxRefused(f"{exe}: the {kind} interpreter for agent code is missing")

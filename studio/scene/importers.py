@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
+from studio.store.beneath import ensure_folder
 from studio.store.names import NameProblem, inside, relative_inside
 
 FORMATS = {".glb": "glb", ".gltf": "gltf", ".obj": "obj", ".stl": "stl"}
@@ -145,7 +146,7 @@ def _copy_bundle(project, file: Path, refs: dict[str, Path]) -> tuple[str, bool]
     rel_path = (final / file.name).relative_to(project.path).as_posix()
     if final.is_dir():
         return rel_path, False
-    final.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(project.path, "assets/gltf")           # no link on the way
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=".import-"))
     try:
         for rel, src in items:
