@@ -32,6 +32,7 @@ from studio.store import audit as chain
 from studio.store.beneath import check_structure, ensure_folder, read_beneath, write_atomic_beneath
 from studio.store.errors import DiskFull, ForeignTrigger, ProjectError, ProjectLocked, ReadOnlyProject
 from studio.store.locks import describe, write_lock_holder
+from studio.store.json_reading import stored
 from studio.store.shown import shown
 from studio.store.schema import APP_ID, SCHEMA_VERSION, foreign_triggers, migrate
 from studio.store.space import disk_full, free_bytes, is_disk_full
@@ -413,7 +414,7 @@ class Project:
     # ---- documents (plan, scene) ------------------------------------------
     def get_doc(self, key: str) -> Any:
         row = self.db.execute("SELECT body FROM docs WHERE key = ?", [key]).fetchone()
-        return json.loads(row[0]) if row else None
+        return stored(row[0], self.path / DB_NAME, "docs", key, "body") if row else None
 
     def put_doc(self, key: str, value: Any, actor: str = "person", action: str | None = None) -> None:
         with self.transaction():
