@@ -295,7 +295,7 @@ def run_code(code: str, job_dir: Path, kind: str = "python", time_limit: float =
         stderr = _tail(err)
         try:
             if walled:
-                kept_out = folder.bring_back(job_dir)
+                kept_out = folder.bring_back(job_dir, stderr + _tail(out))
                 files, largest = folder.copied.files, folder.largest
             else:
                 kept_out = ""
@@ -316,13 +316,15 @@ class Folder:
     """The run's tmpfs job folder, seen from the studio through the handle the runner sent before
     the code started; its contents are copied to the job folder on disk when the run has ended."""
 
-    FULL_SHARE = 32               # within 1/32 of the cap at the end: the code ran into it
+    FULL_SHARE = 32               # within 1/32 of the cap, seen while watching or at the end: it ran into it
+    NO_SPACE = os.strerror(28)    # "No space left on device": a write the kernel refused at the cap
 
     def __init__(self, job_mb: int):
         self.job_mb = job_mb
         self.fd: int | None = None
         self.copied = job_folder.Copied()
         self.largest = 0
+        self.was_full = False
 
     def receive(self, sock: socket.socket) -> None:
         """Take the one folder handle the runner sends; anything else is dropped."""
@@ -350,21 +352,22 @@ class Folder:
         return stat.S_ISDIR(st.st_mode) and size == -(-(self.job_mb << 20) // page) * page
 
     def entries(self) -> int:
+        """Entries in the folder now (and a note of whether it is at the cap)."""
         if self.fd is None:
             return 0
         vfs = os.fstatvfs(self.fd)
+        self.was_full = self.was_full or self._full(vfs)
         return max(0, vfs.f_files - vfs.f_ffree - 1)
 
-    def full(self) -> bool:
-        vfs = os.fstatvfs(self.fd)
+    def _full(self, vfs) -> bool:
         return vfs.f_bavail * vfs.f_frsize < max(1 << 20, (self.job_mb << 20) // self.FULL_SHARE)
 
-    def bring_back(self, job_dir: Path) -> str:
+    def bring_back(self, job_dir: Path, output: str = "") -> str:
         """Copy the run's files out ('' when done), or the limit that keeps them in (nothing copied)."""
         if self.fd is None:
             return ""
         entries, _, deep, self.largest = job_folder.measure(self.fd)
-        if self.full():
+        if self.was_full or self._full(os.fstatvfs(self.fd)) or self.NO_SPACE in output:
             return (f"its job folder reached the job-folder limit ({self.job_mb} MB); nothing it wrote was kept "
                     f"(the kernel refused every byte past the limit)")
         if entries > MAX_FILES:

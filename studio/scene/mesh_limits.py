@@ -151,11 +151,12 @@ def _glb(path: Path, data, size: int, limit: int) -> None:
         return                                    # the reader says what it is not
     length = struct.unpack("<I", data[8:12])[0]
     if length > size:
-        raise MeshFileError(f"{path}: the GLB header says {length:,} bytes but the file has {size:,}")
+        raise MeshFileError(f"{path}: not a readable GLB file (its header says {length:,} bytes; the file has "
+                            f"{size:,})")
     json_len, json_kind = struct.unpack("<II", data[12:20])
     if json_kind != 0x4E4F534A or 20 + json_len > size:
-        raise MeshFileError(f"{path}: the GLB's first chunk is not a JSON chunk within the file")
-    doc = _doc(path, bytes(data[20:20 + json_len]))
+        raise MeshFileError(f"{path}: not a readable GLB file (its first chunk is not a JSON chunk within the file)")
+    doc = _doc(path, bytes(data[20:20 + json_len]), "GLB")
     at = 20 + json_len + (-json_len % 4)
     binary = 0
     if at + 8 <= size:
@@ -165,7 +166,7 @@ def _glb(path: Path, data, size: int, limit: int) -> None:
 
 
 def _gltf(path: Path, data, size: int, limit: int) -> None:
-    doc = _doc(path, bytes(data[:]))
+    doc = _doc(path, bytes(data[:]), "GLTF")
 
     def present(i: int, buffer: dict) -> int | None:
         uri = buffer.get("uri")
@@ -180,14 +181,14 @@ def _gltf(path: Path, data, size: int, limit: int) -> None:
     _accessors(path, doc, limit, present)
 
 
-def _doc(path: Path, raw: bytes) -> dict:
+def _doc(path: Path, raw: bytes, kind: str) -> dict:
     from studio.store.json_reading import JsonRefused, Limits, loads
     try:
-        doc = loads(raw, str(path), Limits(max_bytes=64 << 20, max_depth=32, max_items=2_000_000))
+        doc = loads(raw, "", Limits(max_bytes=64 << 20, max_depth=32, max_items=2_000_000))
     except JsonRefused as e:
-        raise MeshFileError(str(e)) from None
+        raise MeshFileError(f"{path}: not a readable {kind} file ({str(e).removeprefix(': ')})") from None
     if not isinstance(doc, dict):
-        raise MeshFileError(f"{path}: not a readable glTF file (expected a JSON object)")
+        raise MeshFileError(f"{path}: not a readable {kind} file (expected a JSON object)")
     return doc
 
 

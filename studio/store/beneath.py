@@ -63,19 +63,41 @@ def check_structure(root: Path) -> None:
             _walk_for_links(path)
 
 
+MAX_DEPTH = 128
+
+
 def _walk_for_links(top: Path) -> None:
-    stack = [top]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for e in entries:
-                    if e.is_symlink():
-                        raise LinkInProject(_said(Path(e.path)))
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(Path(e.path))
-        except (PermissionError, FileNotFoundError):
-            continue
+    """Depth first by folder handles (a path may be longer than the system takes), links not followed."""
+    try:
+        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except (PermissionError, FileNotFoundError):
+        return
+    stack = [(fd, top, None)]
+    try:
+        while stack:
+            fd, path, entries = stack[-1]
+            if entries is None:
+                try:
+                    entries = [(e.name, e.is_symlink(), e.is_dir(follow_symlinks=False)) for e in os.scandir(fd)]
+                except OSError:
+                    entries = []
+                stack[-1] = (fd, path, entries)
+            if not entries:
+                os.close(fd)
+                stack.pop()
+                continue
+            name, link, folder = entries.pop()
+            if link:
+                raise LinkInProject(_said(path / name))
+            if folder and len(stack) < MAX_DEPTH:
+                try:
+                    sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                except OSError:
+                    continue
+                stack.append((sub, path / name, None))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
 
 
 class _OpenHow(ctypes.Structure):
@@ -173,6 +195,7 @@ def write_atomic_beneath(root: Path, rel: str | Path, data: bytes, mode: int) ->
     """Write `root/rel` atomically (temp, fsync, rename in the same folder), no link followed; the
     rename replaces whatever stood at the name (a link made there is replaced, never written through)."""
     parts = _parts(rel)
+    Path(root).mkdir(parents=True, exist_ok=True)
     folder = open_folder(root, Path(*parts[:-1]) if parts[:-1] else ".", create=True)
     try:
         tmp = f".{parts[-1]}.{uuid.uuid4().hex[:12]}.part"
