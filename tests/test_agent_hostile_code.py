@@ -41,7 +41,8 @@ MARGIN = 30.0         # seconds a loaded machine may add before a run stopped at
 # Runs the studio in a new session keyring of its own holding SECRET, as a desktop session would hold one.
 LAUNCH = """
 import ctypes, os, sys
-from studio.sandbox.seccomp import syscall_number
+import pyseccomp
+syscall_number = lambda name: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 assert libc.syscall(ctypes.c_long(syscall_number("keyctl")), 1, None) > 0, "no session keyring"
