@@ -164,7 +164,7 @@ def parse_arguments(name: str, raw: str | dict) -> dict:
         try:
             args = json_reading.loads(raw or "{}", f"{name}: the arguments")
         except json_reading.JsonRefused as e:
-            raise ToolRefused(str(e)) from None
+            raise ToolRefused(str(e).replace(": the arguments: not", ": the arguments are not", 1)) from None
     e = jsonschema.exceptions.best_match(_validator(name).iter_errors(args))
     if e is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
