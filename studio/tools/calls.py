@@ -75,7 +75,7 @@ def parse_calls(text: str, where: str) -> list[Call]:
             got = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
             raise CallsFileError(f"{at}: expected an object with exactly 'tool' and 'arguments', got {shown(got)}")
         if obj["tool"] not in tools:
-            raise CallsFileError(f"{at}: tool: unknown tool {shown(repr(obj['tool']), 80)}; the tools are "
+            raise CallsFileError(f"{at}: unknown tool {shown(repr(obj['tool']), 80)}; the tools are "
                                  f"{', '.join(tools)}")
         if not isinstance(obj["arguments"], dict):
             raise CallsFileError(f"{at}: arguments: expected an object")
