@@ -54,11 +54,11 @@ from studio.sandbox.task_group import TaskGroup
 SCRIPT = "agent_code.py"
 LOG = "sandbox.log"
 # Before the code: hand the studio a handle on the job folder (the tmpfs), then close the line to it.
-RUNNER = ("import os, socket, sys, array\n"
-          "line = socket.socket(fileno=int(sys.argv[1]))\n"
+RUNNER = ("import os, _socket, sys, array\n"
+          "line = _socket.socket(fileno=int(sys.argv[1]))\n"
           "folder = os.open('.', os.O_RDONLY | os.O_DIRECTORY)\n"
-          "line.sendmsg([b'job'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [folder]))])\n"
-          "os.close(folder); line.close(); del line, folder, os, socket, array\n"
+          "line.sendmsg([b'job'], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array('i', [folder]))])\n"
+          "os.close(folder); line.close(); del line, folder, os, _socket, array\n"
           "import runpy; sys.argv = sys.argv[2:]; runpy.run_path(sys.argv[0], run_name='__main__')")
 MAX_OUTPUT = 20_000           # characters of stdout and stderr kept, from the end
 MAX_FILES = 20_000            # entries in a job folder before the run is stopped

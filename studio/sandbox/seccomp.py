@@ -23,6 +23,7 @@ import ctypes
 import errno
 import functools
 import os
+import sys
 import tempfile
 
 # (names, why): answered with EPERM. Names this kernel's architecture lacks are skipped.
@@ -53,8 +54,31 @@ def denied_names() -> list[str]:
     return [name for names, _ in DENIED for name in names]
 
 
+SONAMES = {"c": "libc.so.6", "seccomp": "libseccomp.so.2"}
+
+
 def _lib():
-    import pyseccomp
+    """pyseccomp, imported with the libraries' usual names tried first: its import looks them up
+    with ctypes.util.find_library, which runs ldconfig (a tenth of a second on a busy machine)."""
+    if "pyseccomp" in sys.modules:
+        return sys.modules["pyseccomp"]
+    import ctypes.util
+    real = ctypes.util.find_library
+
+    def quick(name: str):
+        soname = SONAMES.get(name)
+        if soname:
+            try:
+                ctypes.CDLL(soname)
+                return soname
+            except OSError:
+                pass
+        return real(name)
+    ctypes.util.find_library = quick
+    try:
+        import pyseccomp
+    finally:
+        ctypes.util.find_library = real
     return pyseccomp
 
 
