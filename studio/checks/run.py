@@ -64,24 +64,35 @@ def run_checks(scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks,
 
 
 def tool_attachments(project: Project) -> list[dict]:
-    """Every hold the baked segments' motion tools recorded. A hold recorded before holds carried
-    their tolerance takes the tolerance its tool was given (the segment's `tolerance` parameter),
-    and one on the segment's `on` frame is a ride."""
+    """Every hold the baked segments' motion tools recorded (see `segment_attachments`)."""
+    return [a for holds in segment_attachments(project).values() for a in holds]
+
+
+def segment_attachments(project: Project) -> dict[str, list[dict]]:
+    """The holds each baked segment's motion tool recorded, by segment. A hold recorded before holds
+    carried their tolerance takes the tolerance its tool was given (the segment's `tolerance`
+    parameter), and one on the segment's `on` frame is a ride."""
     from studio.timeline.author import AUTHORED_DOC
     doc = project.get_doc(AUTHORED_DOC) or {}
-    out = []
-    for seg in doc.values():
+    out: dict[str, list[dict]] = {}
+    for name, seg in doc.items():
         if not isinstance(seg, dict):
             continue
-        params = seg.get("params") or {}
-        given = params.get("tolerance")
-        hands = {e.get("frame") for e in params.get("effectors", []) or [] if isinstance(e, dict)}
-        for a in seg.get("attachments", []) or []:
-            if "tolerance" not in a and isinstance(given, (int, float)):
-                a = dict(a, tolerance=given)
-            if "ride" not in a and a.get("frame") == params.get("on") and a.get("frame") not in hands:
-                a = dict(a, ride=True)      # recorded before rides said so: the body rode `on` that frame
-            out.append(a)
+        out[name] = normal_attachments(seg.get("params") or {}, seg.get("attachments", []) or [])
+    return out
+
+
+def normal_attachments(params: dict, attachments: list[dict]) -> list[dict]:
+    """A segment's hold records as the hold check reads them (tolerance and ride said)."""
+    given = params.get("tolerance")
+    hands = {e.get("frame") for e in params.get("effectors", []) or [] if isinstance(e, dict)}
+    out = []
+    for a in attachments:
+        if "tolerance" not in a and isinstance(given, (int, float)):
+            a = dict(a, tolerance=given)
+        if "ride" not in a and a.get("frame") == params.get("on") and a.get("frame") not in hands:
+            a = dict(a, ride=True)      # recorded before rides said so: the body rode `on` that frame
+        out.append(a)
     return out
 
 

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 
 from studio.checks.report import ADVISORY, REQUIRED, Report
-from studio.checks.run import FilmCheck, approved_states
+from studio.checks.run import FilmCheck, approved_states, normal_attachments, segment_attachments
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.meshes import scene_meshes
@@ -84,8 +84,10 @@ def plan_after(plan: dict | None, changes: list[dict]) -> tuple[dict, list[str],
     return out, touched, dropped
 
 
-def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str, State], segment: str) -> Tracks:
-    """A segment authored by its plan tool and completed, pinned and clipped as the bake would store it."""
+def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str, State], segment: str,
+                   holds: dict[str, list[dict]] | None = None) -> Tracks:
+    """A segment authored by its plan tool and completed, pinned and clipped as the bake would store it;
+    the holds its tool recorded go into `holds` under the segment, as the bake would keep them."""
     a, b = (states.get(s) for s in parse_segment(segment))
     if a is None or b is None:
         raise RepairUnfit(f"segment {segment}: a bounding state is missing")
@@ -94,6 +96,8 @@ def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str,
         check_params(tool, params, f"{segment} {tool} params")
         out = motion_tool(tool).author(Segment(segment, scene, a, b, plan, project.fps, project.path, states), params)
         full = complete(scene, out.tracks, a.pose, b.pose, a.frame, b.frame)
+        if holds is not None:
+            holds[segment] = normal_attachments(params, list(out.attachments))
     except (MotionError, ValueError, KeyError) as e:
         raise RepairUnfit(f"segment {segment} by {tool}: {e}") from None
     pinned, residual = pin(full, a.pose, b.pose)
@@ -117,8 +121,10 @@ def splice(film: Tracks, part: Tracks) -> Tracks:
 
 
 def rebake(project: Project, scene: Scene, plan: dict, states: dict[str, State], film: Tracks,
-           changes: list[dict], touched: list[str]) -> tuple[Tracks, list[tuple], tuple[int, int]]:
-    """The film with the touched segments baked in memory, the inserted key states, the frames re-baked."""
+           changes: list[dict], touched: list[str],
+           holds: dict[str, list[dict]] | None = None) -> tuple[Tracks, list[tuple], tuple[int, int]]:
+    """The film with the touched segments baked in memory, the inserted key states, the frames re-baked
+    (and in `holds`, the touched segments' holds as their tools recorded them)."""
     states = dict(states)
     inserted = []
     for c in changes:
@@ -131,7 +137,7 @@ def rebake(project: Project, scene: Scene, plan: dict, states: dict[str, State],
             inserted.append((int(c["frame"]), pose, c["state"]))
     tracks, lo, hi = film, film.frame_end, film.frame_start
     for seg in touched:
-        part = bake_in_memory(project, scene, plan, states, seg)
+        part = bake_in_memory(project, scene, plan, states, seg, holds)
         if part.frame_start < film.frame_start or part.frame_end > film.frame_end:
             raise RepairUnfit(f"segment {seg} reaches outside the film")
         tracks = splice(tracks, part)
@@ -201,8 +207,11 @@ class FilmTrial:
         self.states = {s.id: State(s.id, s.frame, s.pose.completed(self.scene), s.shot, s.description)
                        for s in list_states(project)}
         self.approved = [(f, p.completed(self.scene), i) for f, p, i in approved_states(project)]
+        self.holds = segment_attachments(project)          # by segment: what each tool recorded holding
+        self.base_holds = [a for hs in self.holds.values() for a in hs]
         self.check = FilmCheck(self.scene, scene_meshes(self.scene, project.path), plan=self.plan,
-                               states=self.approved)
+                               states=self.approved, attachments=self.base_holds)
+        self._holds_after: dict[str, list[dict]] = {}
         self.reports = self.check.verify(tracks)
         self.base_tracks, self.base_reports = self.check.tracks, self.check.reports
         self.fixed = the_set(self.scene, self.plan, [p for _, p, _ in self.approved], tracks)
@@ -223,11 +232,13 @@ class FilmTrial:
             if self.whole:
                 touched = [s["segment"] for s in self.segments if s["segment"] not in dropped and s["segment"]
                            not in touched] + touched
+            holds = {s: hs for s, hs in self.holds.items() if s not in dropped}
             try:
                 self._baked[key] = rebake(self.project, self.scene, plan, self.states, self.base_tracks,
-                                          changes, touched)
+                                          changes, touched, holds)
             except RepairUnfit as e:
                 self._baked[key] = e
+            self._holds_after[key] = [a for hs in holds.values() for a in hs]
         got = self._baked[key]
         if isinstance(got, RepairUnfit):
             raise got
@@ -245,9 +256,11 @@ class FilmTrial:
             return tracks, self._verified[key], (lo, hi)
         self.check.tracks, self.check.reports = self.base_tracks, self.base_reports
         self.check.states = self.approved + inserted
+        self.check.attachments = self._holds_after.get(key[0], self.base_holds)    # holds as the change makes them
         try:
             if self.whole or (lo <= tracks.frame_start and hi >= tracks.frame_end):   # nothing to keep
-                fresh = FilmCheck(self.scene, self.check.meshes, plan=self.plan, states=self.check.states)
+                fresh = FilmCheck(self.scene, self.check.meshes, plan=self.plan, states=self.check.states,
+                                  attachments=self.check.attachments)
                 if not self.whole:
                     fresh.cache = self.check.cache        # unchanged relative poses are measured once
                 reports = fresh.verify(tracks)
@@ -255,6 +268,7 @@ class FilmTrial:
                 reports = self.check.verify_interval(tracks, lo, hi)
         finally:
             self.check.tracks, self.check.reports, self.check.states = self.base_tracks, self.base_reports, self.approved
+            self.check.attachments = self.base_holds
         self._verified[key] = reports
         return tracks, reports, (lo, hi)
 
