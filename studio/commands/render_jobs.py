@@ -151,8 +151,11 @@ def cmd_export(args) -> int:
                         failed.append({"output": blend, "error": "delivered, but reopened it does not match the "
                                                                  "scene at the storyboard frames"})
             if (usd or gltf) and code == 0:
+                from studio.checks.run import tool_attachments
                 to = [str(p.resolve()) if p else None for p in (usd, gltf)]
-                build = lambda d: specs.interchange_spec(project, d, to[0], to[1], args.camera, res)  # noqa: E731
+                holds = tool_attachments(project)
+                build = lambda d: specs.interchange_spec(project, d, to[0], to[1], args.camera, res,  # noqa: E731
+                                                         holds)
                 code = _report(project, _outcome(project, "export_interchange", build, args, settings, failed,
                                                  " and ".join(t for t in to if t)))
                 if code == 0:

@@ -266,7 +266,7 @@ def blend_spec(project: Project, job_dir: Path, deliver_to: str, camera: str | N
 
 
 def interchange_spec(project: Project, job_dir: Path, usd_to: str | None, gltf_to: str | None,
-                     camera: str | None = None, resolution=None) -> dict:
+                     camera: str | None = None, resolution=None, holds: list[dict] | None = None) -> dict:
     """The film as OpenUSD and/or an animated glTF binary, from the same scene the .blend holds; the
     glTF carries what `studio verify` needs to read the film back (see studio/blender/interchange.py)."""
     scene = load_scene(project)
@@ -287,7 +287,7 @@ def interchange_spec(project: Project, job_dir: Path, usd_to: str | None, gltf_t
                 camera=camera or scene.cameras[0].name,
                 shots=[] if camera else shots_of(scene, list_states(project)),
                 resolution=resolution_of(scene, camera, resolution), camera_paths=camera_paths(scene, tracks),
-                studio_extras=verification_extras(project, scene),
+                studio_extras=verification_extras(project, scene, holds),
                 body_extras={**{b.name: {"kind": b.kind, "flags": list(b.flags), "group": b.group}
                                 for b in scene.bodies},
                              **{f"skin:{b.name}": {"body": b.name, "kind": b.kind, "flags": list(b.flags),
@@ -297,13 +297,11 @@ def interchange_spec(project: Project, job_dir: Path, usd_to: str | None, gltf_t
     return spec
 
 
-def verification_extras(project: Project, scene: Scene) -> dict:
+def verification_extras(project: Project, scene: Scene, holds: list[dict] | None = None) -> dict:
     """What a glTF of the film needs besides its meshes and motion for the same verdicts: the plan's
-    events, the tools' holds, named frames, joints (their values are read back from the nodes) and
-    allowed overlaps."""
-    from studio.timeline.author import AUTHORED_DOC
-    doc = project.get_doc(AUTHORED_DOC) or {}
-    holds = [a for seg in doc.values() if isinstance(seg, dict) for a in seg.get("attachments", []) or []]
+    events, the tools' holds (as the verifiers read them: checks.run.tool_attachments, passed in by
+    the caller), named frames, joints (their values are read back from the nodes) and allowed overlaps."""
+    holds = list(holds or [])
     d = scene.to_dict()
     plan = project.get_doc("plan") or {}
     return {"events": list(plan.get("events", []) or []), "shots": list(plan.get("shots", []) or []),
