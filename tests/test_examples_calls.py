@@ -19,7 +19,7 @@ from studio.timeline.plan import plan_segments
 from studio.timeline.reviews import list_reviews
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ["crates", "dog_paper", "doorway", "marble_run", "shelving"]
+EXAMPLES = ["crates", "dog_paper", "doorway", "g1_delivery", "marble_run", "shelving"]
 # The example folders' names and the things only their scenes hold. ("panel" and "paper" are left
 # out: the studio's panels are its docked views and its scorer is a paper's.)
 SCENE_WORDS = re.compile(r"doorway|marble|\bdogs?\b|dog_|newspaper|crate|shelf|" + "|".join(EXAMPLES), re.I)
@@ -57,8 +57,8 @@ def test_a_calls_file_says_poses_and_segment_tools_never_frames(name):
         return set().union(*map(keys, v)) if isinstance(v, list) else set()
     said = set().union(*(keys(c.arguments) for c in calls))
     assert not said & {"tracks", "frame_start", "frame_end", "samples"}        # no baked frames anywhere
-    assert {c.tool for c in calls} <= {"name_scene", "add_material", "create_body", "build_part_code", "add_frame",
-                                       "add_camera", "allow_overlap", "set_plan", "set_segment_tool", "set_state",
+    assert {c.tool for c in calls} <= {"name_scene", "add_material", "import_character", "create_body",
+                                       "build_part_code", "add_frame", "add_camera", "allow_overlap", "set_plan", "set_segment_tool", "set_state",
                                        "set_joint", "place_relative", "solve_ik", "run_verifiers", "review_state",
                                        "author_segment"}
 
@@ -100,7 +100,7 @@ def test_an_example_out_of_stage_order_is_refused_by_line(tmp_path, monkeypatch)
 
 def test_an_unknown_example_is_bad_input(tmp_path, capsys):
     assert main(["demo", "kiln", "--out", str(tmp_path)]) == 2
-    assert "crates, dog_paper, doorway, marble_run" in capsys.readouterr().err
+    assert "crates, dog_paper, doorway, g1_delivery, marble_run" in capsys.readouterr().err
 
 
 def test_scene_tools_an_example_needs_are_undoable_audited_and_checked(tmp_path):

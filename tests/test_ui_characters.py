@@ -24,6 +24,11 @@ def test_add_a_skinned_character_from_the_library_and_see_it_posed(qtbot, tmp_pr
     scene = load_scene(tmp_project)
     assert scene.character("anna").source == "gltf"
     assert w.stack.undo_label == "Undo import character anna"
+    w.stack.undo()                                                    # one undoable edit
+    assert "anna-skin" not in load_scene(tmp_project).body_names
+    w.stack.redo()
+    w.session.refresh()
+    qtbot.waitUntil(lambda: "anna-skin" in w.viewport.actors, timeout=60000)
     skin, surface = w.viewport._skins["anna-skin"]
     resting = np.array(surface.points)
     from studio.tools.box import ToolBox
@@ -36,6 +41,3 @@ def test_add_a_skinned_character_from_the_library_and_see_it_posed(qtbot, tmp_pr
     posed = np.array(surface.points)
     assert np.linalg.norm(posed - resting, axis=1).max() > 0.3        # the arm came down: the skin deformed
     w.grab().save(str(shots / "add_character_posed.png"))
-    w.stack.undo()                                                    # set_state
-    w.stack.undo()                                                    # the import itself
-    assert "anna-skin" not in load_scene(tmp_project).body_names

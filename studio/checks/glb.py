@@ -342,7 +342,6 @@ class Glb:
                 growth[name] = grows
         for i in skinned:
             n = nodes[i]
-            from studio.checks.glb_skin import film_skin
             named = studio_extras(n, f"nodes[{i}]").get("body")
             name = str(named if isinstance(named, str) and named else n.get("name") or f"node{i}")
             while name in used:
@@ -632,3 +631,73 @@ def _triangles(idx: np.ndarray, mode: int) -> np.ndarray | None:
         a, b = np.where(odd, idx[k + 1], idx[k]), np.where(odd, idx[k], idx[k + 1])
         return np.stack([a, b, idx[k + 2]], axis=1)
     return np.stack([np.full(len(k), idx[0]), idx[k + 1], idx[k + 2]], axis=1)
+
+
+def film_skin(g: "Glb", node: int, bones: dict[int, str]):
+    """A skinned mesh node of a film as a Skin over the bodies named `bones` (node index -> body name),
+    in the +Z up frame of the film's world matrices: (skin, node indices of its joints)."""
+    from studio.scene.skin import Skin
+    nodes, skins = g._list("nodes"), g._list("skins")
+    s = int(nodes[node]["skin"])
+    if not 0 <= s < len(skins):
+        raise g.fail(f"nodes[{node}].skin: no skin {s} (the file declares {len(skins)})")
+    joints = [int(j) for j in skins[s].get("joints", [])]
+    if not joints or any(not 0 <= j < len(nodes) for j in joints) or len(set(joints)) != len(joints):
+        raise g.fail(f"skins[{s}].joints: expected distinct node indices of the file")
+    if "inverseBindMatrices" in skins[s]:
+        m = g.accessor(skins[s]["inverseBindMatrices"], f"skins[{s}].inverseBindMatrices", ("MAT4",))
+        if len(m) != len(joints):
+            raise g.fail(f"skins[{s}].inverseBindMatrices: {len(m)} matrices for {len(joints)} joints")
+        ibm = m.reshape(-1, 4, 4).transpose(0, 2, 1)
+    else:
+        ibm = np.tile(np.eye(4), (len(joints), 1, 1))
+    verts, faces, (j_idx, w) = skinned_mesh(g, int(nodes[node]["mesh"]), node, len(joints))
+    return (Skin([bones[j] for j in joints], verts, faces, j_idx, w, ibm), joints)
+
+
+def skinned_mesh(self: "Glb", mi: int, node: int, n_joints: int):
+    """The triangles, and the four joints and weights of every vertex, of a skinned mesh (weights renormalised
+    only within 1e-3 of summing to 1; otherwise refused naming the accessor)."""
+    meshes = self._list("meshes")
+    if not 0 <= mi < len(meshes):
+        raise self.fail(f"nodes[{node}].mesh: no mesh {mi} (the file declares {len(meshes)})")
+    verts, faces, js, ws, base = [], [], [], [], 0
+    for pi, prim in enumerate(meshes[mi]["primitives"]):
+        pw = f"meshes[{mi}].primitives[{pi}]"
+        if int(prim.get("mode", 4)) < 4:
+            continue
+        a = prim["attributes"]
+        for key in ("POSITION", "JOINTS_0", "WEIGHTS_0"):
+            if key not in a:
+                raise self.fail(f"{pw}.attributes: no {key} (a skinned primitive needs it)")
+        if "JOINTS_1" in a or "WEIGHTS_1" in a:
+            raise self.fail(f"{pw}.attributes: JOINTS_1/WEIGHTS_1: at most four influences a vertex are read")
+        v = self.accessor(a["POSITION"], f"{pw}.attributes.POSITION", ("VEC3",))
+        j = self.accessor(a["JOINTS_0"], f"{pw}.attributes.JOINTS_0", ("VEC4",))
+        w = self.accessor(a["WEIGHTS_0"], f"{pw}.attributes.WEIGHTS_0", ("VEC4",))
+        if len(j) != len(v) or len(w) != len(v):
+            raise self.fail(f"{pw}.attributes: JOINTS_0 and WEIGHTS_0 need one entry per vertex ({len(v)})")
+        if np.any(j != np.floor(j)) or j.min(initial=0) < 0 or j.max(initial=0) >= n_joints:
+            raise self.fail(f"{pw}.attributes.JOINTS_0: joint indices must be whole and below {n_joints}")
+        if w.min(initial=0) < 0:
+            raise self.fail(f"{pw}.attributes.WEIGHTS_0: a negative weight")
+        total = w.sum(axis=1)
+        bad = np.nonzero(np.abs(total - 1.0) > 1e-3)[0]
+        if len(bad):
+            raise self.fail(f"{pw}.attributes.WEIGHTS_0: vertex {int(bad[0])}'s weights sum to "
+                            f"{total[bad[0]]:.4f}, not 1")
+        idx = (self.accessor(prim["indices"], f"{pw}.indices", ("SCALAR",)).reshape(-1).astype(np.int64)
+               if "indices" in prim else np.arange(len(v)))
+        if len(idx) and (idx.min() < 0 or idx.max() >= len(v)):
+            raise self.fail(f"{pw}.indices: an index out of range ({len(v)} vertices)")
+        f = _triangles(idx, int(prim.get("mode", 4)))
+        if f is None:
+            raise self.fail(f"{pw}: {len(idx)} indices is not a multiple of 3")
+        verts.append(v)
+        faces.append(f + base)
+        js.append(j.astype(np.int64))
+        ws.append(w / total[:, None])
+        base += len(v)
+    if not verts:
+        raise self.fail(f"meshes[{mi}]: no triangles")
+    return np.concatenate(verts), np.concatenate(faces), (np.concatenate(js), np.concatenate(ws))
