@@ -48,9 +48,9 @@ SCHEMA = {
             "properties": {"friction": {"type": "number", "minimum": 0, "maximum": 5},
                            "restitution": {"type": "number", "minimum": 0, "maximum": 1},
                            "rolling": {"type": "number", "minimum": 0, "maximum": 0.1}}}},
-        "substeps": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "substeps": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 20},
         "bounds": {"type": "array", "minItems": 2, "maxItems": 2, "items": VEC3},
-        "max_difference": {"type": "number", "minimum": 0},
+        "max_difference": {"type": "number", "minimum": 0, "default": MAX_DIFFERENCE},
         "from": {"type": "string", "description": "an earlier state the run starts at"},
     }}
 
