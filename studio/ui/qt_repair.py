@@ -135,6 +135,7 @@ class QtRepair(QWidget):
         lay.addLayout(buttons)
         self.worker: Worker | None = None
         self.preview: tuple[int, object, int, int] | None = None    # (repair id, after tracks, first, last)
+        self._taken_to: int | None = None      # the proposal the playhead was last taken to (a refresh stays put)
         self.playhead.frame_changed.connect(self._scrub)
         qsession.changed.connect(self.reload)
         self.reload()
@@ -192,9 +193,14 @@ class QtRepair(QWidget):
         if state is None or not open_:
             self.viewport.clear_ghost()
             return
-        self.playhead.set_frame(state.frame)          # before: the state as it is; after: the ghost
-        if self.viewport.showing != "state":          # the film may not match the state (edited since the bake)
-            self.viewport.set_showing("state")
+        if self._taken_to != p.id:                    # chosen now, not a refresh: go to the state, once
+            self._taken_to = p.id
+            self.playhead.set_frame(state.frame)      # before: the state as it is; after: the ghost
+            if self.viewport.showing != "state":      # the film may not match the state (edited since the bake)
+                self.viewport.set_showing("state")
+        if self.playhead.frame != state.frame:        # the person moved on: no ghost of this state elsewhere
+            self.viewport.clear_ghost()
+            return
         scene = self.session.scene
         self.viewport.show_ghost(pose_world(scene, apply_changes(scene, state.pose, p.changes)))
 
@@ -217,9 +223,11 @@ class QtRepair(QWidget):
         if self.viewport.showing != "film":
             self.viewport.set_showing("film")
         run = v.get("run") or [first, last]
-        if self.playhead.frame == int(run[0]):
+        if self._taken_to == p.id or self.playhead.frame == int(run[0]):   # a refresh keeps the playhead
             self._scrub(self.playhead.frame)
-        self.playhead.set_frame(int(run[0]))
+        if self._taken_to != p.id:
+            self._taken_to = p.id
+            self.playhead.set_frame(int(run[0]))
 
     def _fill_changes(self, rows) -> None:
         self.changes.setRowCount(len(rows))

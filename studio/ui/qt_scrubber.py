@@ -144,7 +144,7 @@ class PinBar(QWidget):
         ph = self.playhead
         fm = p.fontMetrics()
         p.setPen(QPen(QColor("#8fc1ff"), 1))      # key states first: a tall tick and the key's name
-        names_right, taken = -1, []
+        taken = []
         for s in self.session.states:
             x = int(self.x_of(s.frame))
             p.drawLine(x, 0, x, BAR_H)
@@ -154,15 +154,9 @@ class PinBar(QWidget):
             p.drawLine(x, 0, x, BAR_H)
             p.drawText(x + 3, fm.ascent(), f"{self.dragging[0]} → {self.dragging[1]}")
             p.setPen(QPen(QColor("#8fc1ff"), 1))
-        keys = sorted(self.session.states, key=lambda s: (s.frame, s.id))
-        for i, s in enumerate(keys):          # each name in the room before the next key's tick, elided
-            x = int(self.x_of(s.frame))
-            right = int(self.x_of(keys[i + 1].frame)) - 3 if i + 1 < len(keys) else w - 2
-            text = fm.elidedText(s.id, Qt.TextElideMode.ElideRight, max(0, right - (x + 3)))
-            if text and x + 3 >= names_right:
-                p.drawText(x + 3, fm.ascent(), text)
-                names_right = x + 3 + fm.horizontalAdvance(text) + 2
-                taken.append((x, names_right + 4))
+        for x, text, right in self.key_labels(fm):
+            p.drawText(x, fm.ascent(), text)
+            taken.append((x - 3, right + 4))
         step = ruler_step(ph.last - ph.first + 1, w - 2 * MARGIN, fm.horizontalAdvance("00000") + 12)
         p.setPen(QPen(QColor("#6b7078"), 1))      # frame numbers where no key's name sits
         start = (ph.first + step - 1) // step * step
@@ -172,6 +166,31 @@ class PinBar(QWidget):
             right = x + 2 + fm.horizontalAdvance(str(f))
             if not any(a - 2 <= right and x <= b for a, b in taken):
                 p.drawText(x + 2, RULER_H - 6, str(f))
+
+    def key_labels(self, fm) -> list[tuple[int, str, int]]:
+        """(left, text, right) of each key's name on the ruler: in the room before the next key's tick,
+        elided there ("sidest…"), so neighbouring names never cover each other (the tooltip has them whole)."""
+        out, names_right = [], 0
+        keys = sorted(self.session.states, key=lambda s: (s.frame, s.id))
+        ticks = [int(self.x_of(s.frame)) for s in keys]
+        edge = self.width() - 2
+        # a key too near the right edge for a name after it names itself before its tick, halving the gap
+        last_left = bool(keys) and edge - (ticks[-1] + 3) < fm.horizontalAdvance(keys[-1].id[:1] + "…")
+        for i, s in enumerate(keys):
+            tick, is_last = ticks[i], i == len(keys) - 1
+            if is_last and last_left:
+                text = fm.elidedText(s.id, Qt.TextElideMode.ElideRight, max(0, tick - 3 - names_right))
+                x = tick - 3 - fm.horizontalAdvance(text)
+            else:
+                after = edge if is_last else ticks[i + 1] - 3
+                if i == len(keys) - 2 and last_left:
+                    after = (tick + ticks[i + 1]) // 2
+                text = fm.elidedText(s.id, Qt.TextElideMode.ElideRight, max(0, after - (tick + 3)))
+                x = tick + 3
+            if text and x >= names_right:
+                out.append((x, text, x + fm.horizontalAdvance(text)))
+                names_right = out[-1][2] + 2
+        return out
 
     def _paint_runs(self, p: QPainter) -> None:
         rects, labels = self._lane_rects(p.fontMetrics())

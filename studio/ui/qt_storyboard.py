@@ -227,6 +227,7 @@ class QtStoryboard(QWidget):
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
             sc.activated.connect(lambda v=verdict: self.review(v))
         self._current_id = ""
+        self._proposed = ""
         playhead.frame_changed.connect(self._propose_key_name)
         self._show_detail()
 
@@ -288,9 +289,11 @@ class QtStoryboard(QWidget):
         self._propose_key_name()
 
     def _propose_key_name(self, _frame: int | None = None) -> None:
-        """The new key's name follows the playhead (`key_1120` at 1120), unless a person is typing one."""
-        if not self.key_name.hasFocus():
-            self.key_name.setText(keying.default_key_name(self.session, self.playhead.frame))
+        """The new key's name follows the playhead (`key_1120` at 1120), unless a person typed one."""
+        typed = self.key_name.text().strip() not in ("", self._proposed)      # a name a person typed stays
+        if not self.key_name.hasFocus() and not typed:
+            self._proposed = keying.default_key_name(self.session, self.playhead.frame)
+            self.key_name.setText(self._proposed)
         self.key_button.setEnabled(bool(self.session.scene.bodies))
         self.key_button.setToolTip("Key the pose shown at the playhead as a new state (I)" if self.session.scene.bodies
                                    else "Nothing to key yet: add bodies in the Scene dock first")
