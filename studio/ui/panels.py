@@ -45,7 +45,7 @@ def _build(win):
 
 def _motion(win):
     from studio.ui.qt_motion import QtMotion
-    return QtMotion(win.qsession, win.playhead, win.viewport, lambda: win.stack)
+    return QtMotion(win.qsession, win.playhead, win.viewport, lambda: win.stack, lambda: win.panels.get("Jobs"))
 
 
 def _notes(win):

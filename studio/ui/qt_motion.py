@@ -8,8 +8,9 @@ with the form's tool and values in memory on a worker (segments.preview_tracks)
 and shows the result as a green ghost that follows the playhead across the
 segment; nothing is stored until Bake. A segment the plan does not list yet
 (keys made in the window) offers "Plan from the keys" first. "Adopt end
-state" stays disabled until the tool layer has `adopt_end_state`: a
-simulation's or planar run's own end state would then replace the second key.
+state", for a simulate or planar segment, runs it in a bake job that adopts
+the run's own end as the second key (the `adopt_end_state` tool call), as the
+Jobs panel's Adopt does for a bake that offered one.
 """
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ ADOPTS = ("simulate", "planar")       # tools whose run ends in a state of its o
 class QtMotion(QWidget):
     message = Signal(str)
 
-    def __init__(self, qsession, playhead, viewport, stack_of, parent: QWidget | None = None):
+    def __init__(self, qsession, playhead, viewport, stack_of, jobs_of=None, parent: QWidget | None = None):
         super().__init__(parent)
         self.session, self.playhead, self.viewport, self.stack_of = qsession.session, playhead, viewport, stack_of
+        self.jobs_of = jobs_of
         self.rows: list[SegmentRow] = []
         self.chosen = ""                  # a segment picked on the timeline or here; else the playhead's
         self.segment = QComboBox()
@@ -193,9 +195,9 @@ class QtMotion(QWidget):
         here = ADOPT_TOOL in catalogue()
         self.adopt_button.setEnabled(here and tool in ADOPTS and self.current() is not None)
         self.adopt_button.setToolTip(
-            "Take the simulation's own end state as the segment's second key (the tool layer's adopt_end_state)"
-            if here else "Adopt end state: for simulate and planar segments, once the studio's adopt_end_state "
-                         "tool is there")
+            "Run the simulation and take its own end as the segment's second key (adopt_end_state, in a bake "
+            "job); the adopted key then needs its checks and a review" if here else
+            "Adopt end state: for simulate and planar segments, once the studio's adopt_end_state tool is there")
 
     # ---- acting ------------------------------------------------------------------
     def params(self) -> dict:
@@ -241,17 +243,20 @@ class QtMotion(QWidget):
         self.message.emit(f"Planned {len(self.session.states)} keys in shot {shot} through {camera}")
         return True
 
-    def adopt(self) -> None:
+    def adopt(self) -> int | None:
+        """Run the segment's simulation and adopt its own end as the second key (adopt_end_state), in a
+        bake job as the Jobs panel's Adopt does: the run is off the window's thread."""
         row = self.current()
-        if row is None:
-            return
-        try:
-            building.call(self.session.project, self.stack_of(), ADOPT_TOOL, {"segment": row.segment})
-        except ValueError as e:
-            self.message.emit(str(e))
-            return
-        self.session.refresh()
-        self.message.emit(f"{row.b} now holds the end state {row.segment} ran to")
+        jobs = self.jobs_of() if self.jobs_of else None
+        if row is None or jobs is None:
+            self.message.emit("Adopt end state runs as a job: open the Jobs panel")
+            return None
+        if row.tool not in ADOPTS:
+            self.message.emit(f"{row.segment} is made by {row.tool}: Use this tool (simulate or planar) first")
+            return None
+        from studio.jobs.bake_spec import bake_spec
+        project = self.session.project
+        return jobs.submit("bake", lambda d: bake_spec(project, d, [row.segment], adopt_end=True))
 
     # ---- preview -------------------------------------------------------------------
     def preview(self) -> Worker | None:
