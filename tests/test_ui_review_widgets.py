@@ -1,7 +1,8 @@
-"""Two widgets a review needs: the flipbook comparing two renders of the same frames
+"""Widgets a review needs: the flipbook comparing two renders of the same frames
 (side by side, and a wipe whose place a slider sets, picture for picture by film
 frame), and the form made from a JSON schema (defaults shown, a value that does not
-hold refused with its field named and nothing returned)."""
+hold refused with its field named and nothing returned), and the Motion dock's Adopt end
+state running a simulation's adoption as a job."""
 from __future__ import annotations
 
 import numpy as np
@@ -63,3 +64,38 @@ def test_a_schema_form_shows_defaults_and_refuses_a_bad_value_by_its_field(qtbot
         form.values()
     form.fields["bounds"].setText("")
     assert form.values() == {"bodies": ["ball", "cup"], "substeps": 40} and form.error.text() == ""
+
+
+def test_adopt_end_state_from_the_motion_dock_runs_the_simulation_in_a_job(qtbot, tmp_path):
+    import json
+
+    from PySide6.QtCore import QPoint, Qt
+
+    from studio.cli import main
+    from studio.jobs import queue
+    from studio.store.project import Project
+    from studio.timeline.storyboard import get_state
+    from studio.ui.main_window import MainWindow
+    from studio.ui.qt_scrubber import FILM_Y
+    from studio.ui.session import Session
+    from test_adopt_end_state import GUESS, calls
+    path = tmp_path / "crate"
+    assert main(["new", str(path)]) == 0
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls(GUESS)))
+    assert main(["agent", "replay", str(path), str(tmp_path / "c.jsonl"), "--quiet"]) == 0
+    w = MainWindow(Session.open(path))
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    bar, motion = w.scrubber.bar, w.panels["Motion"]
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=QPoint(int(bar.x_of(1020)), FILM_Y + 3))
+    assert motion.current().segment == "dropped..lying" and motion.tool.currentData() == "simulate"
+    assert motion.form.fields["bodies"].text() == '["crate"]'       # the plan's parameters, in the form
+    assert motion.adopt_button.isEnabled()
+    qtbot.mouseClick(motion.adopt_button, Qt.MouseButton.LeftButton)
+    project = w.session.project
+    [job] = queue.list_jobs(project)
+    assert job.spec["segments"] == ["dropped..lying"] and job.spec.get("adopt_end") is True
+    qtbot.waitUntil(lambda: queue.get_job(project, job.id).finished, timeout=120_000)
+    with Project.open(path) as p:
+        assert get_state(p, "lying").pose.roots["crate"] != GUESS          # the run's own end, adopted
