@@ -168,3 +168,24 @@ def test_the_plan_from_the_keys_names_a_shot_and_keeps_what_a_plan_said(tmp_proj
     assert again["motion"] == [{"segment": "a..mid"}, {"segment": "mid..b"}, {"segment": "b..later"}]
     kept = plan_from_keys([s for s in list_states(tmp_project) if s.id != "mid"], "cam_side", "hinge_swing", plan)
     assert kept["motion"][0] == {"segment": "a..b", "tool": "hold", "params": {"blend": 10}}   # its tool kept
+
+
+def test_framing_a_baked_film_reads_every_frame_of_it(tmp_project):
+    from studio.scene.kinematics import tracks_world
+    from studio.timeline.film import load_film_tracks
+    b = arm_with_keys(tmp_project)
+    for sid in ("a", "b"):
+        b.call("run_verifiers", {"state": sid})
+        b.call("review_state", {"state": sid, "verdict": "approve"})
+    b.call("author_segment", {"segment": "a..b", "tool": "interpolate", "params": {"rotation": "slerp"}})
+    out = b.call("frame_action", {"name": "cam_film", "bodies": ["link"], "margin": 0.05})
+    assert out.result["frames"] == [1001, 1030]
+    scene = load_scene(tmp_project)
+    cam, film = scene.camera("cam_film"), load_film_tracks(tmp_project)
+    world = tracks_world(scene, film)["link"]
+    pts = np.einsum("fij,pj->fpi", world[:, :3, :3], body_box_points(scene, tmp_project.path)["link"])
+    pts += world[:, None, :3, 3]
+    assert in_view(cam, pts.reshape(-1, 3)).all()
+    # the frames before the film are the first key's: asked for, they are framed as it holds there
+    out = b.call("frame_action", {"name": "cam_wider", "bodies": ["link", "crate"], "frames": [990, 1040]})
+    assert out.result["in_view"] == "2 bodies whole in view on 51 frames"

@@ -16,9 +16,10 @@ import numpy as np
 
 from studio.scene.io import load_scene
 from studio.scene.ir import Camera
-from studio.scene.kinematics import pose_world
+from studio.scene.kinematics import pose_world, tracks_world
+from studio.scene.pose import Pose
 from studio.timeline.film import load_film_tracks
-from studio.timeline.shown import pose_at
+from studio.timeline.shown import held_state
 from studio.timeline.storyboard import list_states
 from studio.timeline.visibility import body_box_points, in_view
 
@@ -42,16 +43,32 @@ def frame_range(project, film, states, given) -> tuple[int, int]:
     return project.frame_start, project.frame_start
 
 
-def world_points(scene, project_dir, bodies: list[str], poses) -> dict[str, np.ndarray]:
-    """Per body, its box corners and centre in the world at each pose, (P, 9, 3)."""
+def world_points(scene, project_dir, bodies: list[str], film, states, frames: list[int]) -> dict[str, np.ndarray]:
+    """Per body, its box corners and centre in the world at each frame, (F, 9, 3): the film's frames
+    through the kinematics at once, the others from the key that holds (each key once)."""
     boxes = body_box_points(scene, project_dir)
-    out = {b: [] for b in bodies}
-    for pose in poses:
+    n = len(frames)
+    mats = {b: np.empty((n, 4, 4)) for b in bodies}
+    baked = [i for i, f in enumerate(frames) if film is not None and film.n_frames and
+             film.frame_start <= f <= film.frame_end]
+    if baked:
+        part = film.slice(frames[baked[0]], frames[baked[-1]])
+        world = tracks_world(scene, part)
+        for b in bodies:
+            mats[b][baked] = world[b][[frames[i] - part.frame_start for i in baked]]
+    held: dict[str, list[int]] = {}
+    on_film = set(baked)
+    for i, f in enumerate(frames):
+        if i not in on_film:
+            s = held_state(states, f)
+            held.setdefault(s.id if s else "", []).append(i)
+    by_id = {s.id: s for s in states}
+    for sid, idx in held.items():
+        pose = by_id[sid].pose.completed(scene) if sid else Pose.rest(scene)
         world = pose_world(scene, pose)
         for b in bodies:
-            m = world[b]
-            out[b].append(boxes[b] @ m[:3, :3].T + m[:3, 3])
-    return {b: np.asarray(v) for b, v in out.items()}
+            mats[b][idx] = world[b]
+    return {b: np.einsum("fij,pj->fpi", mats[b][:, :3, :3], boxes[b]) + mats[b][:, None, :3, 3] for b in bodies}
 
 
 def fit_distance(points: np.ndarray, target: np.ndarray, forward: np.ndarray, camera: Camera,
@@ -97,14 +114,15 @@ def frame_action(box: ToolContext, a: dict) -> ToolOutcome:
     probe = Camera(a["name"], lens_mm=float(a.get("lens_mm", 35.0)), sensor_mm=float(a.get("sensor_mm", 36.0)),
                    resolution=list(a.get("resolution", [640, 360])))
     frames = list(range(first, last + 1))
-    pts = world_points(scene, box.project.path, bodies, [pose_at(scene, film, states, f) for f in frames])
+    pts = world_points(scene, box.project.path, bodies, film, states, frames)
     every = np.concatenate([p.reshape(-1, 3) for p in pts.values()])
     target = (every.min(axis=0) + every.max(axis=0)) / 2
     distance = fit_distance(every, target, forward, probe, margin)
     position = target - forward * distance
     cam = Camera(probe.name, [float(v) for v in position], [float(v) for v in target], probe.lens_mm,
                  probe.sensor_mm, probe.resolution)
-    out_of_view = [(f, b) for b, p in pts.items() for i, f in enumerate(frames) if not in_view(cam, p[i]).all()]
+    out_of_view = [(frames[i], b) for b, p in pts.items()
+                   for i in np.nonzero(~in_view(cam, p.reshape(-1, 3)).reshape(p.shape[:2]).all(axis=1))[0]]
     if out_of_view:
         f, b = out_of_view[0]
         raise ToolRefused(f"frame_action: {b} leaves the image at frame {f} even {distance:.2f} m away "
