@@ -57,8 +57,8 @@ class QtBuild(QWidget):
         self.tabs.addTab(_scrolled(self._overlap_tab()), "Overlap")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        lay.addWidget(self.outline, 2)
-        lay.addWidget(self.tabs, 5)
+        lay.addWidget(self.outline, 1)
+        lay.addWidget(self.tabs, 3)
         qsession.scene_changed.connect(self.reload)
         # the axes follow the bodies as drawn: a new frame, a new film, another Show mode, a rebuilt scene
         playhead.frame_changed.connect(lambda _f: self.axes.update())

@@ -38,9 +38,9 @@ def plan_html(plan: dict | None, model: bool = True) -> str:
         return ("<i>No plan yet.</i>" + (" Write what happens above and press <b>Plan</b>: the agent "
                                           "writes one." if model else "") + BY_HAND)
     esc = lambda t: str(t).replace("&", "&amp;").replace("<", "&lt;")   # noqa: E731
-    parts = [f"<h3>Prompt</h3><p>{esc(plan.get('prompt', ''))}</p>",
-             f"<h3>Scene brief</h3><p>{esc(plan.get('scene_brief', ''))}</p>",
-             f"<h3>Motion brief</h3><p>{esc(plan.get('motion_brief', ''))}</p>"]
+    parts = [f"<h3>{title}</h3><p>{esc(plan[key])}</p>"          # a plan made from keys has no briefs
+             for title, key in (("Prompt", "prompt"), ("Scene brief", "scene_brief"), ("Motion brief", "motion_brief"))
+             if str(plan.get(key) or "").strip()]
     shots = plan.get("shots", [])
     parts.append("<h3>Shots</h3><ul>" + "".join(
         f"<li><b>{esc(s.get('id'))}</b> {s.get('start')}–{s.get('end')} camera {esc(s.get('camera'))}</li>"

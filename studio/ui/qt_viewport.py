@@ -6,9 +6,12 @@ matrix from the session's cached world matrices and requests a render, so a
 frame costs a few matrix copies however many triangles the scene has.
 Verifier failures at the frame tint the bodies involved (a light tint, so the
 body stays readable): penetrating pairs toward red, joints past their limits
-toward magenta, bodies failing only advisory checks toward muted amber. A
-penetration also draws its overlap: a red marker at each deepest point,
-labelled with its depth, and an arrow along the push that separates the pair. A left click
+toward magenta, bodies failing only advisory checks toward muted amber; the
+floor and fixed scenery keep their colour. A penetration also draws its
+overlap: a red marker at each deepest point, one depth label per pair (labels
+that would overlap on screen share a box), and an arrow along the push that
+separates the pair. A key state's failure is drawn only where its bodies stand
+in that state. A left click
 without drag selects the body under the cursor. The camera follows the current shot, or orbits freely.
 """
 from __future__ import annotations
