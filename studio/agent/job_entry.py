@@ -21,7 +21,7 @@ from studio.store.project import Project
 
 from studio.agent.client import ModelClient
 from studio.agent.errors import AgentError
-from studio.agent.loop import run_tools
+from studio.agent.loop import BUILD_TOOLS, run_tools
 from studio.agent.planner import make_plan
 
 BUILD_TASK = "Build the scene this plan needs and author its key states."
@@ -45,7 +45,8 @@ def run(spec_path: str | Path) -> int:
                  seconds=round(time.monotonic() - t0, 2))
         else:
             said = lambda m: emit(stage="step", message=m, seconds=round(time.monotonic() - t0, 2))  # noqa: E731
-            loop = run_tools(project, client, BUILD_TASK, max_turns=int(spec.get("max_turns", 12)), on_event=said)
+            loop = run_tools(project, client, BUILD_TASK, max_turns=int(spec.get("max_turns", 12)), on_event=said,
+                             tools=BUILD_TOOLS)
             summary = {"action": "build", "steps": loop.steps, "turns": loop.turns, "tokens": loop.tokens,
                        "refused": loop.refused, "final": loop.final_text}
             emit(stage="step", message=f"built in {loop.turns} turn(s): {len(loop.steps)} step(s), "

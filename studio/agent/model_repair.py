@@ -109,7 +109,7 @@ def propose_with_model(project: Project, client: ModelClient, state_id: str,
                         {"role": "user", "content": _context(scene, pose, r.name, ev, notes)}]
             why = ""
             for _attempt in range(2):
-                reply = client.chat(messages, schema=REPAIR_SCHEMA, schema_name="repair", on_text=heard)
+                reply = client.chat(messages, schema=REPAIR_SCHEMA, schema_name="repair", on_text=heard, kind="proposal")
                 tokens += reply.tokens
                 usage.add(reply)
                 try:

@@ -80,13 +80,23 @@ def register(sub) -> None:
     q.set_defaults(func=cmd_check)
 
 
-def _client():
+def model_client(settings=None, **kw):
+    """The configured model's client, its progress and notices on one updating stderr line;
+    CommandError when no model is configured (exit 3) or the settings do not hold (exit 2)."""
     from studio.agent.client import ModelClient
     from studio.agent.errors import ModelMissing
+    from studio.commands.model_lines import ModelLines
+    lines = ModelLines()
     try:
-        return ModelClient.from_settings(on_status=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+        return ModelClient.from_settings(settings, on_status=lines.status, on_progress=lines.progress, **kw)
     except ModelMissing as e:
         raise CommandError(str(e), EXIT_ENVIRONMENT) from None
+    except ValueError as e:
+        raise CommandError(str(e), EXIT_BAD_INPUT) from None
+
+
+def _client():
+    return model_client()
 
 
 def _refusals():
@@ -95,7 +105,7 @@ def _refusals():
 
 
 def cmd_plan(args) -> int:
-    from studio.agent.loop import run_tools
+    from studio.agent.loop import BUILD_TOOLS, run_tools
     from studio.agent.planner import make_plan
     client = _client()
     with Project.open(args.path) as project:
@@ -112,7 +122,7 @@ def cmd_plan(args) -> int:
         if args.build:
             try:
                 loop = run_tools(project, client, "Build the scene this plan needs and author its key states.",
-                                 max_turns=args.max_turns, on_event=lambda m: print(f"  {m}"))
+                                 max_turns=args.max_turns, on_event=lambda m: print(f"  {m}"), tools=BUILD_TOOLS)
             except _refusals() as e:
                 raise CommandError(str(e), EXIT_FAILED) from None
             print(f"built in {loop.turns} turn(s), steps {loop.steps}, {len(loop.refused)} call(s) refused")
@@ -172,11 +182,11 @@ def cmd_repair(args) -> int:
                 raise CommandError(f"{args.path}: the storyboard has no states to repair", EXIT_BAD_INPUT)
             client = None
             if not args.offline:
-                from studio.agent.client import ModelClient
-                from studio.agent.errors import ModelMissing
                 try:
-                    client = ModelClient.from_settings(on_status=lambda m: print(f"  {m}", file=sys.stderr))
-                except ModelMissing:
+                    client = model_client()
+                except CommandError as e:
+                    if e.code != EXIT_ENVIRONMENT:
+                        raise
                     print("no model configured: using the offline repairer")
             left = 0
             for sid in ids:
@@ -247,23 +257,24 @@ def cmd_revert(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from studio.agent.client import ModelClient
     from studio.agent.endpoint_check import check_endpoint
     from studio.agent.errors import AgentError
     from studio.store.endpoints import profiles
     from studio.store.settings import load_settings, settings_path
     try:
         settings = load_settings()
+        known = profiles(settings)
     except ValueError as e:
         raise CommandError(str(e), EXIT_BAD_INPUT) from None
     if args.endpoint:
-        if args.endpoint not in profiles(settings):
-            known = ", ".join(profiles(settings)) or "none"
-            raise CommandError(f"{settings_path()}: no endpoint profile {args.endpoint!r} (profiles: {known})",
+        if args.endpoint not in known:
+            names = ", ".join(known) or "none"
+            raise CommandError(f"{settings_path()}: no endpoint profile {args.endpoint!r} (profiles: {names})",
                                EXIT_BAD_INPUT)
         settings = {**settings, "endpoint": args.endpoint}
-    client = _client_from(ModelClient, settings)
-    print(f"endpoint {client.endpoint.name or 'default'}: {client.base_url}, model {client.model}")
+    client = model_client(settings, max_retries=0)
+    ep = client.endpoint
+    print(f"endpoint {ep.name or 'default'}: {client.base_url}, model {client.model}")
     try:
         found = check_endpoint(client)
     except AgentError as e:
@@ -271,17 +282,20 @@ def cmd_check(args) -> int:
         raise CommandError(str(e), EXIT_ENVIRONMENT if unreachable else EXIT_FAILED) from None
     for line in found.lines():
         print(line)
-    print(f"found in {found.seconds:.2f} s; remembered in {settings_path()}")
-    return 0
+    if ep.named:
+        where = f"remembered in {settings_path()} (profile {ep.name})"
+    elif ep.overridden:
+        where = (f"not remembered: {ep.overridden} overrides the settings; the profile "
+                 f"{ep.name!r} is left as it is" if ep.from_profile else
+                 f"not remembered: {ep.overridden} sets the endpoint, which is no named profile")
+    else:
+        where = "not remembered: the flat model_* settings are no named profile (add one under \"endpoints\")"
+    print(f"found in {found.seconds:.2f} s; {where}")
+    for p in found.problems:
+        print(f"problem: {p}")
+    return EXIT_FAILED if found.problems else 0
 
 
-def _client_from(ModelClient, settings):
-    from studio.agent.errors import ModelMissing
-    try:
-        return ModelClient.from_settings(settings, max_retries=0,
-                                         on_status=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-    except ModelMissing as e:
-        raise CommandError(str(e), EXIT_ENVIRONMENT) from None
 def cmd_run_code(args) -> int:
     from studio.sandbox.errors import SandboxMissing, SandboxRefused
     from studio.tools.scene_tools import run_part_code

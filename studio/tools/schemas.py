@@ -18,6 +18,7 @@ import jsonschema
 
 from studio.scene.ir import BODY_KINDS, FLAGS, JOINT_TYPES
 from studio.store.names import ID_PATTERN
+from studio.timeline.plan_schema import plan_schema
 
 from studio.tools.errors import ToolRefused
 
@@ -90,7 +91,7 @@ TOOLS: dict[str, tuple[str, dict]] = {
         ["a", "b"], a=NAME, b=NAME, reason={"type": "string", "maxLength": 200})),
     "set_plan": ("Store the film's plan: shots, key states, objects, events and motion segments (each segment "
                  "may name its motion tool and parameters); checked against the scene.", _obj(
-        ["plan"], plan={"type": "object"})),
+        ["plan"], plan={"type": "object", "description": "the plan (its full schema is filled in by catalogue())"})),
     "set_segment_tool": ("Name the motion tool and its parameters for one plan segment.", _obj(
         ["segment", "tool"], segment=SEGMENT, tool={"type": "string", "maxLength": 64},
         params={"type": "object"})),
@@ -132,6 +133,7 @@ def catalogue() -> dict[str, tuple[str, dict]]:
     from studio.timeline.motion import motion_tools
     names = list(motion_tools())
     out = copy.deepcopy(TOOLS)
+    out["set_plan"][1]["properties"]["plan"] = plan_schema(names)
     for tool in ("set_segment_tool", "author_segment"):
         prop = out[tool][1]["properties"]["tool"]
         prop.update(enum=names, description="a motion tool: " + "; ".join(

@@ -1,0 +1,38 @@
+"""What the command line shows while the model works: one updating line.
+
+On a terminal the line is rewritten in place as tokens stream in ("  plan:
+412 tokens, 38 s"), and left standing with the final count when the reply is
+done; the client's notices (a wait on a busy server, a continuation, a
+conversation fitted to the context) print on lines of their own above it.
+Where stderr is not a terminal (a log, a pipe) only the finished replies and
+the notices are written, one line each.
+"""
+from __future__ import annotations
+
+import sys
+
+
+class ModelLines:
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._open = False
+
+    def progress(self, kind: str, tokens: int, seconds: float, done: bool) -> None:
+        if done:
+            self._write(f"  {kind} reply: {tokens} tokens in {seconds:.1f} s\n")
+            return
+        if self.tty:
+            self.stream.write(f"\r\033[K  {kind}: {tokens} tokens, {seconds:.0f} s")
+            self.stream.flush()
+            self._open = True
+
+    def status(self, message: str) -> None:
+        self._write(f"  {message}\n")
+
+    def _write(self, text: str) -> None:
+        if self._open:
+            self.stream.write("\r\033[K")
+            self._open = False
+        self.stream.write(text)
+        self.stream.flush()
