@@ -365,7 +365,7 @@ class ModelClient:
                              f"sending for {timeout:g} s") from None
         if isinstance(e, openai.APIStatusError):
             raise _Refusal(e.status_code, _error_text(e), _retry_after(e.response.headers)) from None
-        if isinstance(e, openai.APIConnectionError):
+        if isinstance(e, openai.APIConnectionError) and not streaming:
             raise AgentError(self.scrub(f"cannot reach the model at {self.base_url} ({e.__cause__ or e})")) from None
         raise AgentError(self.scrub(f"the reply from {self.base_url} was truncated: the stream broke "
                                     f"off ({e.__cause__ or e})")) from None
