@@ -236,6 +236,13 @@ def cmd_log(args) -> int:
             cost = f"{d['cost']:.4f}" if "cost" in d else ""
             print(f"{s['id']:>4}  {s['at']:<23}  {s['tokens']:>6}  {inout:>11}  {cost:>9}  {s['seconds']:>7.2f}  "
                   f"{s['action']}{': ' + str(what)[:60] if what else ''}")
+            if d.get("failed"):
+                print(f"{'':>6}failed: {str(d['failed'])[:200]}")
+            for a in d.get("requests", []):
+                rcost = f", cost {a['cost']:.4f}" if a.get("cost") is not None else ""
+                how = (a.get("finish") or "") if a.get("ok") else f"failed: {str(a.get('error', ''))[:120]}"
+                print(f"{'':>6}request {a['kind']:<8} {a.get('tokens_in', 0)}/{a.get('tokens_out', 0)} tokens "
+                      f"(max {a.get('max_tokens', '?')}), {a.get('seconds', 0):.2f} s{rcost}{'; ' + how if how else ''}")
         if proposals:
             print("repairs")
             for p in proposals:
