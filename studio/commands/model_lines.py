@@ -19,11 +19,12 @@ class ModelLines:
         self._open = False
 
     def progress(self, kind: str, tokens: int, seconds: float, done: bool) -> None:
+        words = f"{tokens} token{'' if tokens == 1 else 's'}"
         if done:
-            self._write(f"  {kind} reply: {tokens} tokens in {seconds:.1f} s\n")
+            self._write(f"  {kind} reply: {words} in {seconds:.1f} s\n")
             return
         if self.tty:
-            self.stream.write(f"\r\033[K  {kind}: {tokens} tokens, {seconds:.0f} s")
+            self.stream.write(f"\r\033[K  {kind}: {words}, {seconds:.0f} s")
             self.stream.flush()
             self._open = True
 

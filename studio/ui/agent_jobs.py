@@ -43,7 +43,8 @@ def model_progress(project: Project, job: queue.Job) -> str:
         return ""
     out = []
     if data.get("kind"):
-        out.append(f"{data['kind']} reply: {int(data.get('tokens', 0))} tokens, {float(data.get('seconds', 0)):.0f} s"
+        n = int(data.get("tokens", 0))
+        out.append(f"{data['kind']} reply: {n} token{'' if n == 1 else 's'}, {float(data.get('seconds', 0)):.0f} s"
                    + (" (done)" if data.get("done") else ""))
     if data.get("notice"):
         out.append(str(data["notice"])[:200])
