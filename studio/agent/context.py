@@ -64,6 +64,8 @@ def list_models(base_url: str, key: str = "", timeout: float = 5.0) -> tuple[lis
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
         r = httpx.get(base_url.rstrip("/") + "/models", headers=headers, timeout=timeout)
+    except httpx.TransportError as e:
+        return None, f"unreachable ({type(e).__name__})"
     except httpx.HTTPError as e:
         return None, f"{type(e).__name__}"
     if r.status_code != 200:
@@ -83,6 +85,8 @@ def server_context(base_url: str, model: str, key: str = "", timeout: float = 5.
     names = [str(m.get("id", "")) for m in entries] if entries is not None else None
     out = Context(None, "unknown: the server does not say (set the endpoint profile's context)",
                   names, why)
+    if why.startswith("unreachable"):       # no server there to ask anything else
+        return out
     if entries:
         mine = next((m for m in entries if m.get("id") == model), entries[0] if len(entries) == 1 else None)
         n = _positive((mine or {}).get("max_model_len"))

@@ -142,7 +142,9 @@ def save_profile(ep: Endpoint, make_active: bool = False) -> None:
         data = json.loads(path.read_text()) if path.exists() else {}
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: the settings file is not valid JSON ({e}); the endpoint was not saved") from None
-    data.setdefault("endpoints", {})[ep.name] = ep.as_dict()
+    eps = data.setdefault("endpoints", {})
+    kept = eps.get(ep.name) if isinstance(eps.get(ep.name), dict) else {}
+    eps[ep.name] = {**kept, **ep.as_dict()}      # keys set by hand (max_tokens, context…) stay
     if make_active:
         data["endpoint"] = ep.name
     save_raw(data)
