@@ -43,6 +43,7 @@ import openai
 
 from studio.store.endpoints import Endpoint, active_endpoint, remember_capabilities
 from studio.store.secrets import scrub
+from studio.store.errors import Refused
 from studio.store.settings import load_settings
 
 from studio.agent import text_tools
@@ -356,7 +357,7 @@ class ModelClient:
                              f"before the model finished")
 
     def _transport_error(self, e: BaseException, streaming: bool, timeout: float) -> None:
-        if isinstance(e, AgentError):
+        if isinstance(e, Refused):    # the studio's own refusal passes as it is
             raise e
         if isinstance(e, openai.APITimeoutError) and not streaming:
             raise AgentError(f"the model at {self.base_url} did not answer within {timeout:g} s") from None
