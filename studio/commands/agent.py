@@ -80,22 +80,8 @@ def register(sub) -> None:
     q.set_defaults(func=cmd_check)
 
 
-def model_client(settings=None, **kw):
-    """The configured model's client, its progress and notices on one updating stderr line;
-    CommandError when no model is configured (exit 3) or the settings do not hold (exit 2)."""
-    from studio.agent.client import ModelClient
-    from studio.agent.errors import ModelMissing
-    from studio.commands.model_lines import ModelLines
-    lines = ModelLines()
-    try:
-        return ModelClient.from_settings(settings, on_status=lines.status, on_progress=lines.progress, **kw)
-    except ModelMissing as e:
-        raise CommandError(str(e), EXIT_ENVIRONMENT) from None
-    except ValueError as e:
-        raise CommandError(str(e), EXIT_BAD_INPUT) from None
-
-
 def _client():
+    from studio.commands.model_lines import model_client
     return model_client()
 
 
@@ -182,6 +168,7 @@ def cmd_repair(args) -> int:
                 raise CommandError(f"{args.path}: the storyboard has no states to repair", EXIT_BAD_INPUT)
             client = None
             if not args.offline:
+                from studio.commands.model_lines import model_client
                 try:
                     client = model_client()
                 except CommandError as e:
@@ -279,6 +266,7 @@ def cmd_check(args) -> int:
             raise CommandError(f"{settings_path()}: no endpoint profile {args.endpoint!r} (profiles: {names})",
                                EXIT_BAD_INPUT)
         settings = {**settings, "endpoint": args.endpoint}
+    from studio.commands.model_lines import model_client
     client = model_client(settings, max_retries=0)
     ep = client.endpoint
     print(f"endpoint {ep.name or 'default'}: {client.base_url}, model {client.model}")

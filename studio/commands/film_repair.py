@@ -25,7 +25,7 @@ def _model_proposer(offline: bool):
         return None
     from studio.agent.model_motion_repair import propose_film_with_model
     from studio.commands import EXIT_ENVIRONMENT
-    from studio.commands.agent import model_client
+    from studio.commands.model_lines import model_client
     try:
         client = model_client()
     except CommandError as e:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, CommandError
+
 
 class ModelLines:
     def __init__(self, stream=None):
@@ -37,3 +39,17 @@ class ModelLines:
             self._open = False
         self.stream.write(text)
         self.stream.flush()
+
+
+def model_client(settings=None, **kw):
+    """The configured model's client, its progress and notices on one updating stderr line;
+    CommandError when no model is configured (exit 3) or the settings do not hold (exit 2)."""
+    from studio.agent.client import ModelClient
+    from studio.agent.errors import ModelMissing
+    lines = ModelLines()
+    try:
+        return ModelClient.from_settings(settings, on_status=lines.status, on_progress=lines.progress, **kw)
+    except ModelMissing as e:
+        raise CommandError(str(e), EXIT_ENVIRONMENT) from None
+    except ValueError as e:
+        raise CommandError(str(e), EXIT_BAD_INPUT) from None
