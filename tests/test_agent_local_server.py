@@ -73,11 +73,12 @@ def test_a_hanging_stream_ends_at_the_overall_deadline_with_one_line(tmp_path, u
     assert main(["new", str(tmp_path / "film")]) == 0
     capsys.readouterr()
     with ChatServer([{"hang": 0.2}]) as chat:         # a piece every 0.2 s, never finished
-        use_profile(chat.base_url, deadline=2, timeout=10)
+        use_profile(chat.base_url, deadline=2, timeout=45)
         t0 = time.monotonic()
         code = main(["agent", "plan", str(tmp_path / "film"), "--prompt", "a box slides off a table"])
         took = time.monotonic() - t0
-    assert code == 1 and took < 2 + 6                   # the 2 s deadline, not the 10 s chunk timeout
+    # the 2 s deadline ended it: not the 45 s chunk timeout, nor the server giving up at 60 s
+    assert code == 1 and took < 30
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "did not finish within the 2 s deadline" in err[0] and "Traceback" not in err[0]
     with Project.open(tmp_path / "film") as project:
