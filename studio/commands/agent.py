@@ -308,11 +308,15 @@ def cmd_run_code(args) -> int:
         except SandboxRefused as e:
             raise CommandError(str(e), EXIT_ENVIRONMENT) from None
     print(f"job folder: {run.job_dir}")
+    from studio.store.shown import shown_block
     for name in ("stdout", "stderr"):
-        text = "".join(c if c.isprintable() or c in "\n\t" else c.encode("unicode_escape").decode()
-                       for c in getattr(run, name).rstrip())       # no terminal escapes from agent code
+        text = shown_block(getattr(run, name).rstrip())       # no terminal escapes, no endless line
         if text:
             print(f"--- {name}\n{text}")
-    print(f"wrote: {', '.join(run.files) or 'nothing'}")
+    from studio.store.shown import shown
+    print(f"wrote: {', '.join(shown(f) for f in run.files) or 'nothing'}")
+    if run.left_out:
+        print("left out (never copied out of the sandbox): "
+              + ", ".join(f"{n} {kind}" for kind, n in sorted(run.left_out.items())))
     print(f"exit status: {run.returncode}; {'ok' if run.ok else run.failure()}")
     return 0 if run.ok else EXIT_FAILED

@@ -328,7 +328,7 @@ class FilmTrial:
         if now_other > was_other and not added:
             added[("frames",)] = list(range(now_other - was_other))
         words += self._advisory(after, run, (lo, hi))
-        spikes = self._new_spikes(after, (lo, hi))
+        spikes = self._new_spikes(after, (lo, hi), changes)
         if spikes:
             words.append("adds Continuity " + ", ".join(spikes[:3]) + (f" and {len(spikes) - 3} more"
                                                                       if len(spikes) > 3 else ""))
@@ -361,15 +361,43 @@ class FilmTrial:
                 out.append(key)
         return out
 
-    def _new_spikes(self, after: list[Report], span: tuple[int, int]) -> list[str]:
-        """Continuity jumps (a body or joint popping between two frames) on the interval that the film
-        did not have: a repair that adds one is not verified, though the check is advisory."""
+    def _new_spikes(self, after: list[Report], span: tuple[int, int], changes: list[dict]) -> list[str]:
+        """Continuity jumps of a body (its place or its turn popping between two frames) on the interval
+        that the film did not have: a repair that adds one is not verified, though the check is advisory.
+        A jump of a body a simulation moves is an impact the physics made (a box landing), not a pop, and
+        stands; so does a joint's own spike that moves no body past the check's limit (a knee snapping up
+        for a higher step), which the effect still counts among the advisory figures."""
         lo, hi = span
         key = lambda e: (e.get("frame"), e.get("body") or e.get("joint"), e.get("what"))
         before = {key(e) for r in self.base_reports if r.name == "Continuity" for e in r.evidence}
+        simulated = self._simulated(changes)
         return [f"{e.get('body') or e.get('joint')} {e.get('what', '')} at {e.get('frame')}".replace("  ", " ")
                 for r in after if r.name == "Continuity" for e in r.evidence
-                if lo <= e.get("frame", lo - 1) <= hi and key(e) not in before]
+                if lo <= e.get("frame", lo - 1) <= hi and key(e) not in before and e.get("body")
+                and not any(e.get("body") == b and f0 <= e.get("frame", 0) <= f1 for b, f0, f1 in simulated)]
+
+    def _simulated(self, changes: list[dict]) -> list[tuple[str, int, int]]:
+        """(body, first frame, last frame) of every body a simulation moves in the plan the changes make."""
+        plan, _, _ = plan_after(self.plan, changes)
+        frames = {s.id: s.frame for s in self.states.values()}
+        frames.update({c["state"]: int(c["frame"]) for c in changes if c["kind"] == "insert_state"})
+        out = []
+        for m in plan.get("motion", []) or []:
+            tool = m.get("tool")
+            try:
+                a, b = parse_segment(m.get("segment", ""))
+            except ValueError:
+                continue
+            if not tool or a not in frames or b not in frames:
+                continue
+            try:
+                if not motion_tool(tool).offers_end:
+                    continue
+            except MotionError:
+                continue
+            bodies = (m.get("params") or {}).get("bodies", [])
+            out += [(body, frames[a], frames[b]) for body in (bodies if isinstance(bodies, (list, dict)) else [])]
+        return out
 
     def _advisory(self, after: list[Report], run: FailingRun, span: tuple[int, int]) -> list[str]:
         """How the advisory checks moved on the interval (floating frames, slip, margin)."""

@@ -17,7 +17,9 @@ import json
 import jsonschema
 
 from studio.scene.ir import BODY_KINDS, FLAGS, JOINT_TYPES
+from studio.store import json_reading
 from studio.store.names import ID_PATTERN
+from studio.store.shown import shown
 from studio.timeline.plan_schema import plan_schema
 
 from studio.tools.errors import ToolRefused
@@ -166,13 +168,13 @@ def parse_arguments(name: str, raw: str | dict) -> dict:
         args = raw
     else:
         try:
-            args = json.loads(raw or "{}")
-        except json.JSONDecodeError as e:
-            raise ToolRefused(f"{name}: the arguments are not valid JSON ({e.msg} at column {e.colno})") from None
+            args = json_reading.loads(raw or "{}", f"{name}: the arguments")
+        except json_reading.JsonRefused as e:
+            raise ToolRefused(str(e).replace(": the arguments: not", ": the arguments are not", 1)) from None
     e = jsonschema.exceptions.best_match(_validator(name).iter_errors(args))
     if e is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        raise ToolRefused(f"{name}{where}: {e.message}")
+        raise ToolRefused(f"{name}{where}: {shown(e.message)}")
     return args
 
 
