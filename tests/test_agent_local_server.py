@@ -225,7 +225,8 @@ def test_the_planner_and_set_plan_accept_the_same_plans(doorway_scene):
 
 def test_studio_tools_json_documents_the_plan(capsys):
     assert main(["tools", "--json"]) == 0
-    tools = {t["name"]: t for t in json.loads(capsys.readouterr().out)["tools"]}
+    tools_json = json.loads(capsys.readouterr().out)
+    tools = {t["name"]: t for t in tools_json["tools"]}
     plan = tools["set_plan"]["parameters"]["properties"]["plan"]
     assert plan != {"type": "object"}
     assert {"shots", "states", "objects", "events", "motion"} <= set(plan["properties"])
@@ -234,4 +235,5 @@ def test_studio_tools_json_documents_the_plan(capsys):
     assert {"tolerance", "point", "normal", "min", "max"} <= set(event["params"]["properties"])
     assert "named frames of the scene" in event["subjects"]["description"]
     segment = plan["properties"]["motion"]["items"]["properties"]
-    assert "interpolate" in segment["tool"]["enum"] and segment["params"]["type"] == "object"
+    assert "motion tools" in segment["tool"]["description"] and segment["params"]["type"] == "object"
+    assert "interpolate" in {t["name"] for t in json.loads(json.dumps(tools_json))["motion_tools"]}

@@ -16,9 +16,6 @@ shapes the reply: `plan_shape` and `read_changes` still check it.
 """
 from __future__ import annotations
 
-import copy
-import functools
-
 from studio.timeline.plan import KEYS
 from studio.timeline.plan_schema import plan_schema
 
@@ -30,17 +27,12 @@ def _obj(**props) -> dict:
 STR = {"type": "string"}
 
 
-@functools.cache
-def _plan_reply_schema() -> dict:
+def plan_reply_schema() -> dict:
+    """The plan's schema with every top-level key required, and the motion tools registered now."""
     from studio.timeline.motion import motion_tools
     schema = plan_schema(list(motion_tools()))
     schema["required"] = list(KEYS)
     return schema
-
-
-def plan_reply_schema() -> dict:
-    """The plan's schema with every top-level key required (a copy: callers may change it)."""
-    return copy.deepcopy(_plan_reply_schema())
 
 
 REPAIR_SCHEMA = _obj(

@@ -40,7 +40,8 @@ def _obj(required: list[str], about: str = "", **props) -> dict:
 
 def plan_schema(motion_tools: list[str] | None = None) -> dict:
     """The schema of a plan; `motion_tools` (the registered tools' names) fills the tool enum."""
-    tool = {"type": "string", "description": "the segment's motion tool (default interpolate)"}
+    tool = {"type": "string", "description": "the segment's motion tool (default interpolate): one of the "
+                                              "motion tools (`studio tools`), with params as its schema says"}
     if motion_tools:
         tool["enum"] = list(motion_tools)
     names = {"type": "array", "items": {"type": "string"}}

@@ -139,7 +139,7 @@ def catalogue() -> dict[str, tuple[str, dict]]:
     from studio.timeline.motion import motion_tools
     names = list(motion_tools())
     out = copy.deepcopy(TOOLS)
-    out["set_plan"][1]["properties"]["plan"] = plan_schema(names)
+    out["set_plan"][1]["properties"]["plan"] = plan_schema()   # tool names: checked against the live registry
     for tool in ("set_segment_tool", "author_segment"):
         prop = out[tool][1]["properties"]["tool"]
         prop.update(enum=names, description="a motion tool: " + "; ".join(
