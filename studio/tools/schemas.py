@@ -20,6 +20,7 @@ from studio.scene.ir import BODY_KINDS, FLAGS, JOINT_TYPES
 from studio.store import json_reading
 from studio.store.names import ID_PATTERN
 from studio.store.shown import shown
+from studio.timeline.plan_schema import plan_schema
 
 from studio.tools.errors import ToolRefused
 
@@ -92,7 +93,7 @@ TOOLS: dict[str, tuple[str, dict]] = {
         ["a", "b"], a=NAME, b=NAME, reason={"type": "string", "maxLength": 200})),
     "set_plan": ("Store the film's plan: shots, key states, objects, events and motion segments (each segment "
                  "may name its motion tool and parameters); checked against the scene.", _obj(
-        ["plan"], plan={"type": "object"})),
+        ["plan"], plan={"type": "object", "description": "the plan (its full schema is filled in by catalogue())"})),
     "set_segment_tool": ("Name the motion tool and its parameters for one plan segment.", _obj(
         ["segment", "tool"], segment=SEGMENT, tool={"type": "string", "maxLength": 64},
         params={"type": "object"})),
@@ -138,6 +139,7 @@ def catalogue() -> dict[str, tuple[str, dict]]:
     from studio.timeline.motion import motion_tools
     names = list(motion_tools())
     out = copy.deepcopy(TOOLS)
+    out["set_plan"][1]["properties"]["plan"] = plan_schema()   # tool names: checked against the live registry
     for tool in ("set_segment_tool", "author_segment"):
         prop = out[tool][1]["properties"]["tool"]
         prop.update(enum=names, description="a motion tool: " + "; ".join(
