@@ -148,12 +148,14 @@ def main(argv: list[str]) -> int:
     with_collision = "--skip-collision" not in argv
     frames = int(next((a for a in argv if a.isdigit()), "48"))
     tmp = Path(tempfile.mkdtemp(prefix="bench-characters-"))
+    print("load average at start: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     try:
         import_g1(tmp)
         verify_g1(tmp, with_collision)
         skinning(tmp, frames)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    print("load average at end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 0
 
 
