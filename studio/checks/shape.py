@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-VERSION = 9
+VERSION = 10
 GRID_POINTS = 25            # samples per axis of the signed-distance grid
 CLUSTER_SIZE = 8            # surface samples per leaf cluster
 GROUP = 6                   # leaf clusters per parent cluster
@@ -184,7 +184,7 @@ class Shape:
             self._planes = None
             m = self.mesh
             if self.convex is None:
-                self.convex = bool(len(m.faces) >= 4 and m.is_watertight and m.is_convex)
+                self.convex = convex_solid(m)
             if self.convex:
                 keep = m.area_faces > 1e-14 * max(m.area, 1e-30)
                 normals = m.face_normals[keep]
@@ -192,6 +192,21 @@ class Shape:
                 planes = np.unique(np.round(np.c_[normals, offsets], 12), axis=0)
                 self._planes = (planes[:, :3] / np.linalg.norm(planes[:, :3], axis=1, keepdims=True), planes[:, 3])
         return self._planes
+
+    @property
+    def edge_directions(self) -> np.ndarray:
+        """A convex body's edge directions (unit, one of each pair of opposites): the edges between faces
+        that are not coplanar; with its face normals they give every separating axis of two polytopes."""
+        if not hasattr(self, "_edges"):
+            m = self.mesh
+            sharp = m.face_adjacency_angles > 1e-9
+            e = m.vertices[m.face_adjacency_edges[sharp]]
+            d = e[:, 1] - e[:, 0]
+            d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-300)
+            first = np.argmax(np.abs(d) > 1e-9, axis=1)                   # canonical sign
+            d = d * np.sign(d[np.arange(len(d)), first])[:, None]
+            self._edges = np.unique(np.round(d, 9), axis=0) if len(d) else np.zeros((0, 3))
+        return self._edges
 
     def signed(self, p: np.ndarray) -> np.ndarray:
         """Signed distance estimate (negative inside) at local points (...,3), trilinear."""
@@ -238,22 +253,22 @@ class Shape:
         return self.lookup(p)[1]
 
     def exact_signed(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact signed distance (negative inside) and closest surface points for local points (N,3)."""
-        p = np.asarray(p, float).reshape(-1, 3)
+        """Exact signed distance (negative inside) and closest surface points for local points (N,3).
+
+        One compiled call for all the points (libigl: an AABB tree for the distance, generalised
+        winding numbers for the sign, so a surface in several pieces or with a seam is still one
+        solid); nothing is cast one ray at a time."""
+        p = np.ascontiguousarray(np.asarray(p, float).reshape(-1, 3))
         if len(p) == 0:
             return np.zeros(0), np.zeros((0, 3))
+        import igl
+        if not hasattr(self, "_vf"):
+            self._vf = (np.ascontiguousarray(self.mesh.vertices, float), np.ascontiguousarray(self.mesh.faces, np.int64))
         d, closest = np.empty(len(p)), np.empty((len(p), 3))
-        for i in range(0, len(p), 500):           # bounded memory: trimesh expands candidates per point
-            c, dist, _ = trimesh.proximity.closest_point(self.mesh, p[i:i + 500])
-            d[i:i + 500] = np.where(self.contains(p[i:i + 500]), -dist, dist)
-            closest[i:i + 500] = c
+        for i in range(0, len(p), 1 << 16):       # bounded memory on very many points
+            d[i:i + (1 << 16)], _, closest[i:i + (1 << 16)], _ = igl.signed_distance(
+                p[i:i + (1 << 16)], *self._vf, igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER)
         return d, closest
-
-    def contains(self, p: np.ndarray) -> np.ndarray:
-        if self.mesh.is_convex:
-            return np.all(p @ self.mesh.face_normals.T - np.sum(self.mesh.face_normals * self.mesh.triangles[:, 0], 1)
-                          < 0, axis=1)
-        return self.mesh.contains(p)
 
 
 def shape_of(mesh: trimesh.Trimesh) -> Shape:
@@ -275,6 +290,65 @@ def shape_of(mesh: trimesh.Trimesh) -> Shape:
     return shape
 
 
+def weld(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
+    """The mesh with coincident vertices made one and the faces that collapse dropped: a body split
+    into primitives, or written one triangle at a time, is then one surface (its distance unchanged)."""
+    v = np.asarray(mesh.vertices, float) + 0.0               # + 0.0: -0.0 and 0.0 are one coordinate
+    f = np.asarray(mesh.faces, np.int64).reshape(-1, 3)
+    uniq, inv = np.unique(v, axis=0, return_inverse=True)
+    f = inv.reshape(-1)[f]
+    keep = (f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])
+    return trimesh.Trimesh(uniq, f[keep], process=False)
+
+
+def convex_solid(mesh: trimesh.Trimesh) -> bool:
+    """Whether a welded mesh is the boundary of one convex solid, decided exactly.
+
+    Closed and consistently wound (every directed edge is met once by its reverse, none twice),
+    locally convex at every edge (the far corner of each neighbouring face lies on or behind the
+    face's plane), and enclosing the volume of its convex hull (one body, wound once): a closed,
+    connected, locally convex surface bounds a convex body, and the volume rules out a surface
+    wound twice or a second body. Whatever the file looked like (primitives, instances, a scale or
+    a matrix baked in), only the surface decides. Faces meant flat may bend by a millionth of the
+    body's size (float32 files): the face planes then answer within that of the surface."""
+    v = np.asarray(mesh.vertices, float)
+    f = np.asarray(mesh.faces, np.int64)
+    if len(f) < 4 or len(v) < 4:
+        return False
+    n_v, n_f = len(v), len(f)
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])      # edge k belongs to face k % F
+    code = edges[:, 0] * n_v + edges[:, 1]
+    order = np.argsort(code, kind="stable")
+    sorted_code = code[order]
+    if np.any(sorted_code[1:] == sorted_code[:-1]):
+        return False                                     # a directed edge twice: not one oriented surface
+    rev = edges[:, 1] * n_v + edges[:, 0]
+    at = np.minimum(np.searchsorted(sorted_code, rev), len(code) - 1)
+    if np.any(sorted_code[at] != rev):
+        return False                                     # an edge with no face beyond it: not closed
+    mate = order[at] % n_f                               # the face across each edge
+    tri = v[f]
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(normal, axis=1)
+    size = float(np.abs(v - v.mean(0)).max())
+    if size <= 0:
+        return False
+    flat = length <= 1e-14 * size * size                 # no plane of its own: judged by its neighbours
+    unit = normal / np.where(flat, 1.0, length)[:, None]
+    far = f[mate].sum(axis=1) - edges[:, 0] - edges[:, 1]  # the corner of the face across, off the edge
+    face = np.arange(3 * n_f) % n_f
+    rise = np.einsum("ki,ki->k", unit[face], v[far] - v[edges[:, 0]])
+    if np.any(rise[~flat[face] & ~flat[mate]] > 1e-6 * size):
+        return False                                     # a reflex edge (beyond float32 rounding of flat faces)
+    volume = float(np.einsum("fi,fi->f", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum()) / 6.0
+    from scipy.spatial import ConvexHull, QhullError
+    try:
+        hull = ConvexHull(v).volume
+    except (QhullError, ValueError):
+        return False                                     # flat: no solid
+    return hull > 0 and abs(volume - hull) <= 1e-6 * hull
+
+
 def thickness_of(mesh: trimesh.Trimesh) -> float:
     """Smallest extent of the oriented bounding box (the tau rule's l)."""
     try:
@@ -285,8 +359,8 @@ def thickness_of(mesh: trimesh.Trimesh) -> float:
 
 def build_shape(mesh: trimesh.Trimesh, key: str | None = None) -> Shape:
     """A mesh's samples, clusters and thickness; its grid waits until a look-up needs it."""
-    mesh = trimesh.Trimesh(mesh.vertices, mesh.faces, process=False)
     key = key or mesh_hash(mesh)
+    mesh = weld(mesh)
     lo, hi = mesh.bounds
     points = _surface_samples(mesh)
     order, starts = _clusters(points)
@@ -407,6 +481,6 @@ def _save(path: Path, s: Shape) -> None:
 def _load(path: Path, key: str, mesh: trimesh.Trimesh) -> Shape:
     with np.load(path) as z:
         grid = [z[k] for k in ("grid_lo", "grid_step", "grid", "grid_err")] if "grid" in z else [None] * 4
-        return Shape(key, trimesh.Trimesh(mesh.vertices, mesh.faces, process=False), z["lo"], z["hi"],
+        return Shape(key, weld(mesh), z["lo"], z["hi"],
                      float(z["thickness"]), z["centroid"], z["points"], z["starts"], z["reps"], z["radii"],
                      *grid, bool(z["convex"]))
