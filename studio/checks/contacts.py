@@ -319,9 +319,32 @@ def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: n
         deepest = np.where(sign[:, 0] < 0, np.argmax(sa_[q, best], axis=1), np.argmin(sa_[q, best], axis=1))
         point[i:i + step] = pa[q, deepest]
     kb = np.asarray(kb, float)
-    for q in np.nonzero((gap > 0) & (gap * kb <= tau_ab))[0]:
-        gap[q], axis[q], point[q] = _minkowski_distance(va, vb, rel[q], gap[q], axis[q], point[q])
+    near = np.nonzero((gap > 0) & (gap * kb <= tau_ab))[0]
+    if len(near):                               # apart yet perhaps touching: is the bound the distance?
+        upper = _vertex_distance(sa, sb, rel[near])
+        upper = np.minimum(upper, _vertex_distance(sb, sa, similar_inverse(rel[near])) * _scale(rel[near]))
+        for q in near[upper > gap[near] * (1 + 1e-9) + 1e-12]:
+            gap[q], axis[q], point[q] = _minkowski_distance(va, vb, rel[q], gap[q], axis[q], point[q])
     return gap * kb, axis, point
+
+
+def _scale(rel: np.ndarray) -> np.ndarray:
+    return np.cbrt(np.linalg.det(rel[:, :3, :3]))
+
+
+def _vertex_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
+    """Per pose (B's units): the least exact distance from a vertex of A to convex B over the vertices
+    whose foot on B's nearest face plane lies on B (an upper bound of the two bodies' distance; +inf
+    where no vertex shows one). Bodies resting face to face meet their lower bound here."""
+    normals, offsets = sb.planes
+    pa = np.einsum("qij,vj->qvi", rel[:, :3, :3], np.asarray(sa.mesh.vertices, float)) + rel[:, None, :3, 3]
+    v = pa @ normals.T - offsets                                   # (q, vertices, planes)
+    at = np.argmax(v, axis=2)
+    d = np.take_along_axis(v, at[..., None], axis=2)[..., 0]
+    foot = pa - d[..., None] * normals[at]
+    size = 1e-9 * (1.0 + float(np.abs(sb.hi - sb.lo).max()))
+    on = (foot @ normals.T - offsets).max(axis=2) <= size
+    return np.where(on & (d > 0), d, np.inf).min(axis=1)
 
 
 def _minkowski_distance(va, vb, rel, lower, axis, point):

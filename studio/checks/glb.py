@@ -33,7 +33,6 @@ import struct
 from pathlib import Path
 
 import numpy as np
-import trimesh
 
 from studio.scene.ir import Body, Geometry, Scene
 from studio.scene.pose import Tracks
@@ -42,6 +41,7 @@ from studio.scene.transforms import matrix_to_quat, quat_normalize, quat_to_matr
 from studio.checks.footage import Growth
 from studio.checks.gltf_keys import sample
 from studio.checks.gltf_schema import MAX_DEPTH, SchemaError, check, depth, studio_extras
+from studio.checks.shape import Surface
 
 MAGIC, JSON_CHUNK, BIN_CHUNK = 0x46546C67, 0x4E4F534A, 0x004E4942
 COMPONENTS = {5120: ("b", 1), 5121: ("B", 1), 5122: ("h", 2), 5123: ("H", 2), 5125: ("I", 4), 5126: ("f", 4)}
@@ -67,7 +67,7 @@ class GlbError(ValueError):
     """A .glb that cannot be read as a film; the message names the file and the fault."""
 
 
-def load_glb(path: str | Path) -> tuple[Scene, dict[str, trimesh.Trimesh], Tracks]:
+def load_glb(path: str | Path) -> tuple[Scene, dict[str, Surface], Tracks]:
     """The film in a .glb: a scene of bodies, their meshes (body frame), and baked tracks."""
     scene, meshes, tracks, _ = load_glb_film(path)
     return scene, meshes, tracks
@@ -455,7 +455,7 @@ class Glb:
         return meshes[0], track, Growth(k, meshes, rank[which.reshape(-1)])
 
     def _stretched(self, i: int, name: str, verts: np.ndarray, faces: np.ndarray, stretch: np.ndarray):
-        mesh = trimesh.Trimesh(verts @ stretch.T, faces, process=False)
+        mesh = Surface(verts @ stretch.T, faces)
         if np.linalg.det(stretch) < 0:
             mesh.invert()
         if mesh.area <= 0:

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import trimesh
 
 VERSION = 10
 GRID_POINTS = 25            # samples per axis of the signed-distance grid
@@ -37,7 +36,46 @@ _DIRECTIONS = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z 
 _CORNERS = np.array([(dx, dy, dz) for dx in (0, 1) for dy in (0, 1) for dz in (0, 1)], float)
 
 
-def mesh_hash(mesh: trimesh.Trimesh) -> str:
+class Surface:
+    """A triangle surface: vertices (V,3) and faces (F,3), and the few figures the checks read of it.
+    What a verify needs once shapes are prepared, without loading a mesh library."""
+
+    def __init__(self, vertices, faces):
+        self.vertices = np.asarray(vertices, float)
+        self.faces = np.asarray(faces, np.int64).reshape(-1, 3)
+
+    @property
+    def triangles(self) -> np.ndarray:
+        return self.vertices[self.faces]
+
+    @property
+    def face_normals(self) -> np.ndarray:
+        t = self.triangles
+        n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+        return n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+
+    @property
+    def area_faces(self) -> np.ndarray:
+        t = self.triangles
+        return 0.5 * np.linalg.norm(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]), axis=1)
+
+    @property
+    def area(self) -> float:
+        return float(self.area_faces.sum())
+
+    @property
+    def bounds(self) -> np.ndarray:
+        return np.array([self.vertices.min(0), self.vertices.max(0)])
+
+    def invert(self) -> None:
+        self.faces = self.faces[:, ::-1].copy()
+
+    def trimesh(self):
+        import trimesh
+        return trimesh.Trimesh(self.vertices, self.faces, process=False)
+
+
+def mesh_hash(mesh) -> str:
     """Content hash of a mesh: its vertices and faces, nothing else."""
     h = hashlib.sha256()
     h.update(np.ascontiguousarray(mesh.vertices, dtype=np.float64).tobytes())
@@ -53,7 +91,7 @@ def cache_dir() -> Path:
 @dataclass
 class Shape:
     hash: str
-    mesh: trimesh.Trimesh
+    mesh: Surface                # welded: one vertex per position
     lo: np.ndarray              # local bounding box
     hi: np.ndarray
     thickness: float
@@ -198,9 +236,7 @@ class Shape:
         """A convex body's edge directions (unit, one of each pair of opposites): the edges between faces
         that are not coplanar; with its face normals they give every separating axis of two polytopes."""
         if not hasattr(self, "_edges"):
-            m = self.mesh
-            sharp = m.face_adjacency_angles > 1e-9
-            e = m.vertices[m.face_adjacency_edges[sharp]]
+            e = _sharp_edges(self.mesh)
             d = e[:, 1] - e[:, 0]
             d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-300)
             first = np.argmax(np.abs(d) > 1e-9, axis=1)                   # canonical sign
@@ -271,7 +307,7 @@ class Shape:
         return d, closest
 
 
-def shape_of(mesh: trimesh.Trimesh) -> Shape:
+def shape_of(mesh) -> Shape:
     """The prepared shape of a mesh, from memory, the disk cache, or built now."""
     key = mesh_hash(mesh)
     if key in _MEMORY:
@@ -290,7 +326,7 @@ def shape_of(mesh: trimesh.Trimesh) -> Shape:
     return shape
 
 
-def weld(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
+def weld(mesh) -> Surface:
     """The mesh with coincident vertices made one and the faces that collapse dropped: a body split
     into primitives, or written one triangle at a time, is then one surface (its distance unchanged)."""
     v = np.asarray(mesh.vertices, float) + 0.0               # + 0.0: -0.0 and 0.0 are one coordinate
@@ -298,10 +334,10 @@ def weld(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
     uniq, inv = np.unique(v, axis=0, return_inverse=True)
     f = inv.reshape(-1)[f]
     keep = (f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])
-    return trimesh.Trimesh(uniq, f[keep], process=False)
+    return Surface(uniq, f[keep])
 
 
-def convex_solid(mesh: trimesh.Trimesh) -> bool:
+def convex_solid(mesh: Surface) -> bool:
     """Whether a welded mesh is the boundary of one convex solid, decided exactly.
 
     Closed and consistently wound (every directed edge is met once by its reverse, none twice),
@@ -349,7 +385,23 @@ def convex_solid(mesh: trimesh.Trimesh) -> bool:
     return hull > 0 and abs(volume - hull) <= 1e-6 * hull
 
 
-def thickness_of(mesh: trimesh.Trimesh) -> float:
+def _sharp_edges(mesh: Surface) -> np.ndarray:
+    """(E,2,3) the edges of a closed welded surface whose two faces are not coplanar."""
+    f = mesh.faces
+    n_v, n_f = len(mesh.vertices), len(f)
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    code = edges[:, 0] * n_v + edges[:, 1]
+    order = np.argsort(code)
+    at = np.minimum(np.searchsorted(code[order], edges[:, 1] * n_v + edges[:, 0]), len(code) - 1)
+    mate = order[at] % n_f
+    normal = mesh.face_normals
+    face = np.arange(3 * n_f) % n_f
+    bent = np.linalg.norm(np.cross(normal[face], normal[mate]), axis=1) > 1e-9
+    keep = bent & (edges[:, 0] < edges[:, 1])               # each edge once
+    return mesh.vertices[edges[keep]]
+
+
+def thickness_of(mesh) -> float:
     """Smallest extent of the oriented bounding box (the tau rule's l)."""
     try:
         return float(np.min(mesh.bounding_box_oriented.primitive.extents))
@@ -357,16 +409,16 @@ def thickness_of(mesh: trimesh.Trimesh) -> float:
         return float(np.min(mesh.extents))
 
 
-def build_shape(mesh: trimesh.Trimesh, key: str | None = None) -> Shape:
+def build_shape(mesh, key: str | None = None) -> Shape:
     """A mesh's samples, clusters and thickness; its grid waits until a look-up needs it."""
     key = key or mesh_hash(mesh)
     mesh = weld(mesh)
     lo, hi = mesh.bounds
-    points = _surface_samples(mesh)
+    points = _surface_samples(mesh.trimesh())
     order, starts = _clusters(points)
     points = points[order]
     reps, radii = _cluster_spheres(points, starts)
-    shape = Shape(key, mesh, lo, hi, thickness_of(mesh), np.asarray(mesh.centroid, float), points, starts,
+    shape = Shape(key, mesh, lo, hi, thickness_of(mesh.trimesh()), _centroid(mesh), points, starts,
                   reps, radii)
     shape.planes                                          # noqa: B018 - convex or not, known once and cached
     return shape
@@ -387,7 +439,13 @@ def _build_grid(shape: Shape) -> None:
     shape._prepare_grid()
 
 
-def _surface_samples(mesh: trimesh.Trimesh, target: int = 1000) -> np.ndarray:
+def _centroid(mesh: Surface) -> np.ndarray:
+    """The area-weighted centre of the surface (as trimesh's centroid)."""
+    w = mesh.area_faces
+    return (mesh.triangles.mean(axis=1) * w[:, None]).sum(0) / max(float(w.sum()), 1e-300)
+
+
+def _surface_samples(mesh, target: int = 1000) -> np.ndarray:
     """Vertices, points along sharp edges, and points spread over the faces."""
     rng = np.random.default_rng(7)
     parts = [np.asarray(mesh.vertices, float)]
@@ -478,7 +536,7 @@ def _save(path: Path, s: Shape) -> None:
         pass   # a read-only cache only costs time
 
 
-def _load(path: Path, key: str, mesh: trimesh.Trimesh) -> Shape:
+def _load(path: Path, key: str, mesh) -> Shape:
     with np.load(path) as z:
         grid = [z[k] for k in ("grid_lo", "grid_step", "grid", "grid_err")] if "grid" in z else [None] * 4
         return Shape(key, weld(mesh), z["lo"], z["hi"],

@@ -77,11 +77,11 @@ def cmd_verify(args) -> int:
 def _verify(args) -> int:
     from studio.checks.glb import GlbError
     from studio.checks.report import failing_required, required_checks_pass
-    from studio.checks.run import verify_film, verify_state
     from studio.checks.score import check_film, rates
-    from studio.store.project import Project
     try:
         if args.film.is_dir():
+            from studio.checks.run import verify_film, verify_state
+            from studio.store.project import Project
             with Project.open(args.film) as project:
                 reports = verify_state(project, args.state) if args.state else verify_film(project)
                 if project.readonly:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from studio.store.project import Project, now
+if TYPE_CHECKING:
+    from studio.store.project import Project
 
 REQUIRED = ("AnimationWellFormed", "JointLimits", "NoPenetration", "EventsSatisfied")
 ADVISORY = ("Supported", "Continuity", "SupportMargin", "ContactSlip")
@@ -57,6 +58,7 @@ def failing_required(reports: list[Report]) -> list[str]:
 def save_reports(project: Project, target: str, reports: list[Report], checked_hash: str,
                  actor: str = "studio") -> None:
     """Replace the stored reports of `target` (e.g. 'state:reach', 'film', 'segment:a..b')."""
+    from studio.store.project import now
     with project.transaction():
         project.db.execute("DELETE FROM reports WHERE target = ?", [target])
         project.db["reports"].insert_all([{
