@@ -84,8 +84,15 @@ def world_boxes(shapes: list[Shape], world: np.ndarray, forms: dict | None = Non
         hi[b] = np.max([v.hi for v in variants], axis=0)
     corners = np.stack([np.where(np.array([(i >> k) & 1 for k in range(3)], bool), hi, lo)
                         for i in range(8)], axis=1)                      # (B,8,3)
-    wc = np.einsum("bfij,bcj->bfci", world[..., :3, :3], corners) + world[:, :, None, :3, 3]
-    return wc.min(axis=2), wc.max(axis=2)
+    B, F = world.shape[:2]
+    out_lo, out_hi = np.empty((B, F, 3)), np.empty((B, F, 3))
+    still = np.all(world == world[:, :1], axis=(1, 2, 3)) if F else np.zeros(B, bool)
+    for group, frames in ((np.nonzero(still)[0], slice(0, 1)), (np.nonzero(~still)[0], slice(None))):
+        if len(group):                          # a body that never moves is boxed once
+            w = world[group, frames]
+            wc = np.einsum("bfij,bcj->bfci", w[..., :3, :3], corners[group]) + w[:, :, None, :3, 3]
+            out_lo[group], out_hi[group] = wc.min(axis=2), wc.max(axis=2)
+    return out_lo, out_hi
 
 
 def broadphase(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray, margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -93,10 +100,14 @@ def broadphase(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray, margin: np.nda
     if len(pairs) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     a, b = pairs[:, 0], pairs[:, 1]
-    m = margin[:, None, None]
-    hit = np.all((lo[a] - m <= hi[b]) & (lo[b] - m <= hi[a]), axis=-1)   # (P,F)
+    film_lo, film_hi = lo.min(axis=1), hi.max(axis=1)                  # each body's box over the whole film
+    ever = np.nonzero(np.all((film_lo[a] - margin[:, None] <= film_hi[b])
+                             & (film_lo[b] - margin[:, None] <= film_hi[a]), axis=1))[0]
+    a, b = a[ever], b[ever]                    # only pairs whose film-long boxes meet are tested frame by frame
+    m = margin[ever, None, None]
+    hit = np.all((lo[a] - m <= hi[b]) & (lo[b] - m <= hi[a]), axis=-1)   # (P',F)
     p, f = np.nonzero(hit)
-    return f, p
+    return f, ever[p]
 
 
 def similar_inverse(m: np.ndarray) -> np.ndarray:

@@ -428,6 +428,10 @@ class Glb:
         baked into the mesh; one that changes is a uniform factor per frame times a shape of volume 1,
         each distinct shape prepared as a mesh of its own."""
         lin = w[:, :3, :3]
+        if np.abs(np.einsum("fji,fjk->fik", lin, lin) - np.eye(3)).max() <= 1e-12 and np.all(np.linalg.det(lin) > 0):
+            # a rotation at every frame (no scale): nothing to split
+            track = np.concatenate([w[:, :3, 3], matrix_to_quat(lin)], axis=1)
+            return self._stretched(i, name, verts, faces, np.eye(3)), track, None
         u, sv, vt = np.linalg.svd(lin)
         flip = np.linalg.det(u @ vt) < 0
         u[flip, :, 2] *= -1

@@ -70,10 +70,6 @@ class Surface:
     def invert(self) -> None:
         self.faces = self.faces[:, ::-1].copy()
 
-    def trimesh(self):
-        import trimesh
-        return trimesh.Trimesh(self.vertices, self.faces, process=False)
-
 
 def mesh_hash(mesh) -> str:
     """Content hash of a mesh: its vertices and faces, nothing else."""
@@ -385,28 +381,58 @@ def convex_solid(mesh: Surface) -> bool:
     return hull > 0 and abs(volume - hull) <= 1e-6 * hull
 
 
-def _sharp_edges(mesh: Surface) -> np.ndarray:
-    """(E,2,3) the edges of a closed welded surface whose two faces are not coplanar."""
+def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> np.ndarray:
+    """(E,2,3) the edges shared by exactly two faces whose normals differ by more than `angle` (radians)."""
     f = mesh.faces
-    n_v, n_f = len(mesh.vertices), len(f)
-    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
-    code = edges[:, 0] * n_v + edges[:, 1]
-    order = np.argsort(code)
-    at = np.minimum(np.searchsorted(code[order], edges[:, 1] * n_v + edges[:, 0]), len(code) - 1)
-    mate = order[at] % n_f
-    normal = mesh.face_normals
-    face = np.arange(3 * n_f) % n_f
-    bent = np.linalg.norm(np.cross(normal[face], normal[mate]), axis=1) > 1e-9
-    keep = bent & (edges[:, 0] < edges[:, 1])               # each edge once
-    return mesh.vertices[edges[keep]]
+    if len(f) < 2:
+        return np.zeros((0, 2, 3))
+    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    code = edges[:, 0] * len(mesh.vertices) + edges[:, 1]
+    order = np.argsort(code, kind="stable")
+    c = code[order]
+    first = np.nonzero(np.r_[True, c[1:] != c[:-1]])[0]
+    count = np.diff(np.r_[first, len(c)])
+    two = first[count == 2]                                  # edges of exactly two faces
+    e1, e2 = order[two], order[two + 1]
+    n = mesh.face_normals
+    face = np.arange(3 * len(f)) % len(f)
+    cos = np.einsum("ij,ij->i", n[face[e1]], n[face[e2]])
+    bent = np.arccos(np.clip(cos, -1.0, 1.0)) > angle
+    return mesh.vertices[edges[e1[bent]]]
 
 
 def thickness_of(mesh) -> float:
-    """Smallest extent of the oriented bounding box (the tau rule's l)."""
+    """Smallest extent of the oriented bounding box (the tau rule's l): of the boxes with a face on a
+    face of the convex hull (each hull face's normal, then the least-area rectangle of the hull's
+    shadow on that plane), the one of least volume."""
+    v = np.unique(np.asarray(mesh.vertices, float), axis=0)
+    from scipy.spatial import ConvexHull, QhullError
     try:
-        return float(np.min(mesh.bounding_box_oriented.primitive.extents))
-    except Exception:   # degenerate meshes (flat, a few points): fall back to the axis-aligned box
-        return float(np.min(mesh.extents))
+        hull = ConvexHull(v)
+    except (QhullError, ValueError):    # flat or a few points: the axis-aligned box
+        return float(np.min(v.max(0) - v.min(0))) if len(v) else 0.0
+    pts = v[hull.vertices]
+    normals = np.unique(np.round(hull.equations[:, :3], 9), axis=0)
+    best, thick = np.inf, float(np.min(pts.max(0) - pts.min(0)))
+    for n in normals:
+        n = n / np.linalg.norm(n)
+        h = pts @ n
+        u = np.cross(n, [1.0, 0, 0] if abs(n[0]) < 0.9 else [0, 1.0, 0])
+        u /= np.linalg.norm(u)
+        flat = np.c_[pts @ u, pts @ np.cross(n, u)]
+        try:
+            ring = flat[ConvexHull(flat).vertices]
+        except (QhullError, ValueError):
+            continue
+        d = np.roll(ring, -1, axis=0) - ring                 # the least-area rectangle has a side on an edge
+        d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-300)
+        a, b = ring @ d.T, ring @ np.c_[-d[:, 1], d[:, 0]].T
+        wa, wb = a.max(0) - a.min(0), b.max(0) - b.min(0)
+        k = int(np.argmin(wa * wb))
+        volume = (h.max() - h.min()) * wa[k] * wb[k]
+        if volume < best:
+            best, thick = volume, float(min(h.max() - h.min(), wa[k], wb[k]))
+    return thick
 
 
 def build_shape(mesh, key: str | None = None) -> Shape:
@@ -414,11 +440,12 @@ def build_shape(mesh, key: str | None = None) -> Shape:
     key = key or mesh_hash(mesh)
     mesh = weld(mesh)
     lo, hi = mesh.bounds
-    points = _surface_samples(mesh.trimesh())
+    thickness = thickness_of(mesh)
+    points = _surface_samples(mesh, thickness)
     order, starts = _clusters(points)
     points = points[order]
     reps, radii = _cluster_spheres(points, starts)
-    shape = Shape(key, mesh, lo, hi, thickness_of(mesh.trimesh()), _centroid(mesh), points, starts,
+    shape = Shape(key, mesh, lo, hi, thickness, _centroid(mesh), points, starts,
                   reps, radii)
     shape.planes                                          # noqa: B018 - convex or not, known once and cached
     return shape
@@ -445,14 +472,13 @@ def _centroid(mesh: Surface) -> np.ndarray:
     return (mesh.triangles.mean(axis=1) * w[:, None]).sum(0) / max(float(w.sum()), 1e-300)
 
 
-def _surface_samples(mesh, target: int = 1000) -> np.ndarray:
+def _surface_samples(mesh: Surface, thickness: float, target: int = 1000) -> np.ndarray:
     """Vertices, points along sharp edges, and points spread over the faces."""
     rng = np.random.default_rng(7)
     parts = [np.asarray(mesh.vertices, float)]
-    diag = float(np.linalg.norm(mesh.extents))
+    diag = float(np.linalg.norm(mesh.vertices.max(0) - mesh.vertices.min(0)))
     if len(mesh.faces) > 1:
-        sharp = mesh.face_adjacency_angles > 0.35
-        edges = mesh.vertices[mesh.face_adjacency_edges[sharp]]
+        edges = _sharp_edges(mesh, 0.35)
         if len(edges):
             lengths = np.linalg.norm(edges[:, 1] - edges[:, 0], axis=1)
             step = max(diag / 120, float(lengths.sum()) / 1200)
@@ -470,7 +496,7 @@ def _surface_samples(mesh, target: int = 1000) -> np.ndarray:
     parts.append(t[:, 0] + r1[:, None] * (t[:, 1] - t[:, 0]) + r2[:, None] * (t[:, 2] - t[:, 0]))
     pts = np.concatenate(parts)
     # thin out to about `target` samples: one per small voxel, vertices first (so corners stay)
-    h = min(np.sqrt(mesh.area / target), 0.5 * thickness_of(mesh))
+    h = min(np.sqrt(mesh.area / target), 0.5 * thickness)
     if h > 0:
         keys = np.floor(pts / h).astype(np.int64)
         _, first = np.unique(keys, axis=0, return_index=True)
