@@ -402,37 +402,14 @@ def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> np.ndarray:
 
 
 def thickness_of(mesh) -> float:
-    """Smallest extent of the oriented bounding box (the tau rule's l): of the boxes with a face on a
-    face of the convex hull (each hull face's normal, then the least-area rectangle of the hull's
-    shadow on that plane), the one of least volume."""
-    v = np.unique(np.asarray(mesh.vertices, float), axis=0)
-    from scipy.spatial import ConvexHull, QhullError
+    """Smallest extent of the oriented bounding box (the tau rule's l), by trimesh's box search (loaded
+    only here: a film whose shapes are all prepared never needs it)."""
+    import trimesh
+    m = trimesh.Trimesh(np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64), process=False)
     try:
-        hull = ConvexHull(v)
-    except (QhullError, ValueError):    # flat or a few points: the axis-aligned box
-        return float(np.min(v.max(0) - v.min(0))) if len(v) else 0.0
-    pts = v[hull.vertices]
-    normals = np.unique(np.round(hull.equations[:, :3], 9), axis=0)
-    best, thick = np.inf, float(np.min(pts.max(0) - pts.min(0)))
-    for n in normals:
-        n = n / np.linalg.norm(n)
-        h = pts @ n
-        u = np.cross(n, [1.0, 0, 0] if abs(n[0]) < 0.9 else [0, 1.0, 0])
-        u /= np.linalg.norm(u)
-        flat = np.c_[pts @ u, pts @ np.cross(n, u)]
-        try:
-            ring = flat[ConvexHull(flat).vertices]
-        except (QhullError, ValueError):
-            continue
-        d = np.roll(ring, -1, axis=0) - ring                 # the least-area rectangle has a side on an edge
-        d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-300)
-        a, b = ring @ d.T, ring @ np.c_[-d[:, 1], d[:, 0]].T
-        wa, wb = a.max(0) - a.min(0), b.max(0) - b.min(0)
-        k = int(np.argmin(wa * wb))
-        volume = (h.max() - h.min()) * wa[k] * wb[k]
-        if volume < best:
-            best, thick = volume, float(min(h.max() - h.min(), wa[k], wb[k]))
-    return thick
+        return float(np.min(m.bounding_box_oriented.primitive.extents))
+    except Exception:   # degenerate meshes (flat, a few points): fall back to the axis-aligned box
+        return float(np.min(m.extents))
 
 
 def build_shape(mesh, key: str | None = None) -> Shape:
