@@ -39,21 +39,29 @@ def verdicts(out: str) -> str:
     return " ".join(table) if table else " | ".join(out.strip().splitlines()[-2:])[:160]
 
 
+LAUNCH = ("import sys, runpy; "
+          "sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]; "
+          "sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'studio'; "
+          "runpy.run_module(sys.argv.pop(1), run_name='__main__')")
+
+
 def steps(tree: Path, tmp: Path, label: str):
-    env = dict(os.environ, PYTHONPATH=str(tree), KEYPOSE_CACHE=str(tmp / f"cache-{label}"))
-    py = sys.executable
-    which = subprocess.run([py, "-c", "import studio; print(studio.__file__)"], env=env, capture_output=True,
+    """The three steps with the studio of `tree` (the environment's editable install set aside)."""
+    env = dict(os.environ, KEYPOSE_CACHE=str(tmp / f"cache-{label}"))
+    py = [sys.executable, "-c", LAUNCH, str(tree)]
+    probe = LAUNCH.replace("runpy.run_module(sys.argv.pop(1), run_name='__main__')", "import studio; print(studio.__file__)")
+    which = subprocess.run([sys.executable, "-c", probe, str(tree)], env=env, capture_output=True,
                            text=True).stdout.strip()
     assert which.startswith(str(tree)), f"{label}: studio imported from {which}, not {tree}"
     film = tmp / f"doorway-{label}"
     shutil.copytree(ROOT / "projects" / "doorway", film)
     out = {}
-    out["verify, cold"] = run([py, "-m", "studio.cli", "verify", str(film)], env, tmp)
-    out["verify, warm"] = run([py, "-m", "studio.cli", "verify", str(film)], env, tmp)
+    out["verify, cold"] = run(py + ["studio.cli", "verify", str(film)], env, tmp)
+    out["verify, warm"] = run(py + ["studio.cli", "verify", str(film)], env, tmp)
     copy = tmp / f"doorway-single-pass-{label}"
     shutil.copytree(ROOT / "projects" / "doorway-single-pass", copy)
     out["film repair round (offline), cold"] = run(
-        [py, "-m", "studio.cli", "agent", "repair", str(copy), "--film", "--offline"],
+        py + ["studio.cli", "agent", "repair", str(copy), "--film", "--offline"],
         dict(env, KEYPOSE_CACHE=str(tmp / f"cache-repair-{label}")), tmp)
     return out
 

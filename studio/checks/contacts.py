@@ -1,8 +1,9 @@
 """Per-frame contact between pairs of rigid bodies: how deep they overlap or how far apart they are.
 
 The work is split so that a one-minute film costs seconds:
-1. broadphase: every body's world bounding box at every frame at once, and
-   the pairs whose boxes come within a margin (tau) of each other;
+1. broadphase: every body's world bounding box at every frame at once (a body
+   that never moves boxed once), pairs whose boxes over the whole film never
+   meet dropped, and the pair-frames whose boxes come within a margin (tau);
 2. identical relative poses are measured once: a pair at rest, carried, or
    re-verified after an edit elsewhere costs a dictionary look-up
    (`ContactCache`, keyed by the two meshes' content hashes and the pose);
@@ -19,7 +20,14 @@ The work is split so that a one-minute film costs seconds:
    exactly (outside a convex body: the plane distance where the sample's foot
    lies on the body, else the mesh), so both verdicts are exact. Other
    samples report the grid's estimate held within their interval;
-5. a sample lies at most half a body's thickness inside it, so for two
+5. two convex polytopes of few face and edge directions (boxes, cards,
+   prisms) skip the samples: their face normals and the cross products of
+   their edges hold every facet of the Minkowski difference, so the least
+   overlap over those axes, all frames at once, is the exact penetration
+   depth, and apart the largest separation a proven lower bound, measured
+   exactly (a vertex's foot on a face, else the Minkowski difference) where
+   it does not pass tau (`convex_pair`);
+6. a sample lies at most half a body's thickness inside it, so for two
    convex bodies whose samples overlap by no more than tau the exact
    separating depth is taken (bounded first along the contact direction
    and the face normals, then the Minkowski difference where a bound passes
@@ -31,8 +39,9 @@ and tau follows the thickness at each frame.
 
 `gap` is the signed surface distance of a pair (negative: interpenetration
 depth: the deepest sample's distance inside the other body, or the separating
-depth of step 5 where that is larger). The separating axis is a unit world vector that pushes A out of B
-by `-gap`; the contact point is the deepest sample, in world coordinates.
+depth of steps 5 and 6 where that is larger). The separating axis is a unit world vector that pushes A out of B
+by `-gap`; the contact point is the deepest sample (two polytopes measured on their axes: the vertex
+of A deepest along the axis), in world coordinates.
 """
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """What the verifiers know about one mesh, prepared once and kept by content hash.
 
-A `Shape` holds a body's surface samples (vertices, points along sharp edges,
+A `Shape` holds a body's welded surface (coincident vertices made one, so a
+body split into primitives or written one triangle at a time is one surface),
+whether it is convex (`convex_solid`, decided exactly once), its surface samples (vertices, points along sharp edges,
 points spread over the faces; thinned to about one per square of side
 sqrt(area/1000), never coarser than half the thickness) grouped into leaf
 clusters of 8 and parents of 6 leaves, each with a bounding sphere, and its
@@ -13,7 +15,9 @@ look-up needs it, so a film pays only for the bodies that come close to
 another. The grid holds exact distances at its corners: between them it is a
 fast estimate (`grid_err`, how far it was seen to be off), and `proven` bounds
 the true distance (distance is 1-Lipschitz), so callers measure exactly
-(`exact_signed`) wherever a proven bound reaches a threshold. Shapes are cached
+(`exact_signed`: one compiled call for all the points, libigl's AABB tree and
+generalised winding numbers) wherever a proven bound reaches a threshold. Once
+prepared, a shape needs numpy only (a `Surface`, no mesh library). Shapes are cached
 in memory and on disk (~/.cache/keypose-studio/checks) keyed by the mesh's
 content hash; a grid built later is added to its file.
 """
