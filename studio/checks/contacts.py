@@ -178,8 +178,10 @@ def _pair_frames(sa: Shape, sb: Shape, wa: np.ndarray, wb: np.ndarray, ka: np.nd
     tau_q = tau(sa.thickness * ka, sb.thickness * kb)
     margin_q = margin_p + (tau_q - tau_p)
     key = np.round(np.c_[rel[:, :3, :4].reshape(-1, 12), ka, kb] * 1e7).astype(np.int64)
-    uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
+    run = np.r_[0, np.cumsum(np.any(key[1:] != key[:-1], axis=1))]      # frames in a row at one pose: one run
+    heads = np.nonzero(np.r_[True, run[1:] != run[:-1]])[0]
+    uniq, first, inv = np.unique(key[heads], axis=0, return_index=True, return_inverse=True)
+    first, inv = heads[first], inv.reshape(-1)[run]
     tag = (sa.hash, sb.hash, round(tau_p * 1e7), round(margin_p * 1e7))
     res = np.zeros((len(uniq), 7))
     todo = []
@@ -290,7 +292,7 @@ def few_axes(sa: Shape, sb: Shape) -> bool:
         return False
     ea, eb = sa.edge_directions, sb.edge_directions
     k = len(sa.planes[0]) + len(sb.planes[0]) + len(ea) * len(eb)
-    return k * (len(sa.mesh.vertices) + len(sb.mesh.vertices)) <= AXES_WORK
+    return k * (len(sa.corners) + len(sb.corners)) <= AXES_WORK
 
 
 AXES_WORK = 40_000                  # axes x vertices per query above which the samples answer instead
@@ -307,8 +309,7 @@ def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: n
     already exceed tau the distance is measured exactly: the origin's distance to the Minkowski
     difference (Qhull) of the two. A's vertices carry its scale relative to B (rel is a similarity)."""
     Q = len(rel)
-    va = np.asarray(sa.mesh.vertices, float)
-    vb = np.asarray(sb.mesh.vertices, float)
+    va, vb = sa.corners, sb.corners
     nb_, ea, eb = sb.planes[0], sa.edge_directions, sb.edge_directions
     gap, axis, point = np.empty(Q), np.empty((Q, 3)), np.empty((Q, 3))
     per = (len(sa.planes[0]) + len(nb_) + len(ea) * len(eb)) * (len(va) + len(vb))
@@ -344,8 +345,53 @@ def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: n
         upper = _vertex_distance(sa, sb, rel[near])
         upper = np.minimum(upper, _vertex_distance(sb, sa, similar_inverse(rel[near])) * _scale(rel[near]))
         for q in near[upper > gap[near] * (1 + 1e-9) + 1e-12]:
-            gap[q], axis[q], point[q] = _minkowski_distance(va, vb, rel[q], gap[q], axis[q], point[q])
+            gap[q], axis[q], point[q] = _polytope_distance(sa, sb, rel[q], gap[q])
     return gap * kb, axis, point
+
+
+def _polytope_distance(sa: Shape, sb: Shape, rel: np.ndarray, lower: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """Exact distance (B's units) of two convex polytopes apart, the unit direction pushing A away from
+    B, and A's nearest point (B's frame): the closest points of two polytopes lie on a corner and a
+    face, or on two edges, so the least of every corner-to-face and edge-to-edge distance is it."""
+    rot, t = rel[:3, :3], rel[:3, 3]
+    ca, cb = sa.corners @ rot.T + t, sb.corners
+    ta, tb = sa.mesh.triangles @ rot.T + t, sb.mesh.triangles
+    ea, eb = sa.sharp_edges @ rot.T + t, sb.sharp_edges
+    best, pa, pb = np.inf, None, None
+    for points, tri, flip in ((ca, tb, False), (cb, ta, True)):        # a corner of one, a face of the other
+        foot = _nearest_on_triangles((tri[None] - points[:, None, None, :]).reshape(-1, 3, 3))
+        foot = foot.reshape(len(points), len(tri), 3)
+        d = np.einsum("pti,pti->pt", foot, foot)
+        i, j = np.unravel_index(int(np.argmin(d)), d.shape)
+        if d[i, j] < best:
+            near, far = points[i], points[i] + foot[i, j]
+            best, pa, pb = float(d[i, j]), (far if flip else near), (near if flip else far)
+    if len(ea) and len(eb):                                             # an edge of each
+        qa, qb = _segment_closest(ea[:, None, 0], ea[:, None, 1], eb[None, :, 0], eb[None, :, 1])
+        d = np.einsum("abi,abi->ab", qb - qa, qb - qa)
+        i, j = np.unravel_index(int(np.argmin(d)), d.shape)
+        if d[i, j] < best:
+            best, pa, pb = float(d[i, j]), qa[i, j], qb[i, j]
+    dist = float(np.sqrt(best))
+    if not dist > 0:
+        return lower, np.array([0.0, 0.0, 1.0]), pa
+    return max(dist, lower), (pa - pb) / dist, pa
+
+
+def _segment_closest(p0, p1, q0, q1):
+    """Closest points of segments p0-p1 and q0-q1 (broadcast), clamped to both (Ericson 5.1.9)."""
+    d1, d2, r = p1 - p0, q1 - q0, p0 - q0
+    a, e = np.einsum("...i,...i", d1, d1), np.einsum("...i,...i", d2, d2)
+    f, c, b = np.einsum("...i,...i", d2, r), np.einsum("...i,...i", d1, r), np.einsum("...i,...i", d1, d2)
+    a, e, f, c, b = np.broadcast_arrays(a, e, f, c, b)
+    den = a * e - b * b
+    with np.errstate(all="ignore"):
+        s = np.where(den > 1e-300, np.clip((b * f - c * e) / den, 0, 1), 0.0)
+        tt = np.where(e > 1e-300, (b * s + f) / e, 0.0)
+        s = np.where(tt < 0, np.where(a > 1e-300, np.clip(-c / a, 0, 1), 0.0), s)
+        s = np.where(tt > 1, np.where(a > 1e-300, np.clip((b - c) / a, 0, 1), 0.0), s)
+        tt = np.clip(tt, 0, 1)
+    return p0 + s[..., None] * d1, q0 + tt[..., None] * d2
 
 
 def _scale(rel: np.ndarray) -> np.ndarray:
@@ -357,7 +403,7 @@ def _vertex_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
     whose foot on B's nearest face plane lies on B (an upper bound of the two bodies' distance; +inf
     where no vertex shows one). Bodies resting face to face meet their lower bound here."""
     normals, offsets = sb.planes
-    pa = np.einsum("qij,vj->qvi", rel[:, :3, :3], np.asarray(sa.mesh.vertices, float)) + rel[:, None, :3, 3]
+    pa = np.einsum("qij,vj->qvi", rel[:, :3, :3], sa.corners) + rel[:, None, :3, 3]
     v = pa @ normals.T - offsets                                   # (q, vertices, planes)
     at = np.argmax(v, axis=2)
     d = np.take_along_axis(v, at[..., None], axis=2)[..., 0]
@@ -365,25 +411,6 @@ def _vertex_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
     size = 1e-9 * (1.0 + float(np.abs(sb.hi - sb.lo).max()))
     on = (foot @ normals.T - offsets).max(axis=2) <= size
     return np.where(on & (d > 0), d, np.inf).min(axis=1)
-
-
-def _minkowski_distance(va, vb, rel, lower, axis, point):
-    """Exact distance (B's units) of two convex polytopes apart, its direction pushing A away from B, and
-    the point of A nearest B: the origin's distance to the hull of the vertex differences."""
-    from scipy.spatial import ConvexHull, QhullError
-    pa = va @ rel[:3, :3].T + rel[:3, 3]
-    diff = (pa[:, None, :] - vb[None, :, :]).reshape(-1, 3)
-    try:
-        hull = ConvexHull(diff)
-    except QhullError:
-        return lower, axis, point
-    tri = diff[hull.simplices]
-    foot = _nearest_on_triangles(tri)
-    k = int(np.argmin(np.einsum("ti,ti->t", foot, foot)))
-    d = float(np.linalg.norm(foot[k]))
-    if d <= 0:
-        return lower, axis, point
-    return max(d, lower), foot[k] / d, point
 
 
 def _nearest_on_triangles(tri: np.ndarray) -> np.ndarray:

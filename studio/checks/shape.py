@@ -232,11 +232,32 @@ class Shape:
         return self._planes
 
     @property
+    def corners(self) -> np.ndarray:
+        """A convex body's corners: the vertices on three or more of its face planes (the others, inside
+        a face or along an edge, add nothing to a projection)."""
+        if not hasattr(self, "_corners"):
+            normals, _ = self.planes
+            v, f = self.mesh.vertices, self.mesh.faces
+            fn = self.mesh.face_normals
+            plane = np.argmax(fn @ normals.T, axis=1)              # each face's plane
+            pairs = np.unique(np.c_[f.reshape(-1), np.repeat(plane, 3)], axis=0)
+            count = np.bincount(pairs[:, 0], minlength=len(v))
+            self._corners = v[count >= 3] if np.sum(count >= 3) >= 4 else v
+        return self._corners
+
+    @property
+    def sharp_edges(self) -> np.ndarray:
+        """(E,2,3) the edges between faces that are not coplanar."""
+        if not hasattr(self, "_sharp"):
+            self._sharp = _sharp_edges(self.mesh)
+        return self._sharp
+
+    @property
     def edge_directions(self) -> np.ndarray:
         """A convex body's edge directions (unit, one of each pair of opposites): the edges between faces
         that are not coplanar; with its face normals they give every separating axis of two polytopes."""
         if not hasattr(self, "_edges"):
-            e = _sharp_edges(self.mesh)
+            e = self.sharp_edges
             d = e[:, 1] - e[:, 0]
             d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-300)
             first = np.argmax(np.abs(d) > 1e-9, axis=1)                   # canonical sign

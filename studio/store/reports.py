@@ -9,7 +9,7 @@ so a report about an older state or film is recognisable as stale.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,7 +29,10 @@ class Report:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """As plain data (each evidence row copied once, not walked field by field: a film's report
+        may hold thousands)."""
+        return {"name": self.name, "verdict": self.verdict, "evidence": [dict(e) for e in self.evidence],
+                "metrics": dict(self.metrics), "seconds": self.seconds}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Report":
