@@ -327,6 +327,10 @@ class Shape:
                 p[i:i + (1 << 16)], *self._vf, igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER)
         return d, closest
 
+    def contains(self, p: np.ndarray) -> np.ndarray:
+        """Whether local points (N,3) lie inside the body (the sign of `exact_signed`)."""
+        return self.exact_signed(p)[0] < 0
+
 
 def shape_of(mesh) -> Shape:
     """The prepared shape of a mesh, from memory, the disk cache, or built now."""
