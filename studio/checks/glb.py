@@ -35,7 +35,6 @@ import struct
 from pathlib import Path
 
 import numpy as np
-import trimesh
 
 from studio.scene.ir import BODY_KINDS, FLAGS, Body, Geometry, Scene
 from studio.scene.pose import Tracks
@@ -44,6 +43,7 @@ from studio.scene.transforms import matrix_to_quat, quat_normalize, quat_to_matr
 from studio.checks.footage import Growth
 from studio.checks.gltf_keys import sample
 from studio.checks.gltf_schema import MAX_DEPTH, SchemaError, check, depth, studio_extras
+from studio.checks.shape import Surface
 
 MAGIC, JSON_CHUNK, BIN_CHUNK = 0x46546C67, 0x4E4F534A, 0x004E4942
 COMPONENTS = {5120: ("b", 1), 5121: ("B", 1), 5122: ("h", 2), 5123: ("H", 2), 5125: ("I", 4), 5126: ("f", 4)}
@@ -69,7 +69,7 @@ class GlbError(ValueError):
     """A .glb that cannot be read as a film; the message names the file and the fault."""
 
 
-def load_glb(path: str | Path) -> tuple[Scene, dict[str, trimesh.Trimesh], Tracks]:
+def load_glb(path: str | Path) -> tuple[Scene, dict[str, Surface], Tracks]:
     """The film in a .glb: a scene of bodies, their meshes (body frame), and baked tracks."""
     scene, meshes, tracks, _ = load_glb_film(path)
     return scene, meshes, tracks
@@ -290,7 +290,7 @@ class Glb:
                 node_body[i] = name
                 bodies.append(Body(name=name, kind="bone", geometry=Geometry(source="none"),
                                    flags=[] if i in moving else ["static"]))
-                meshes[name] = trimesh.creation.box(extents=[1e-3] * 3)
+                meshes[name] = Surface(*_unit_box())
                 tracks_roots[name] = np.broadcast_to(self._body(i, name, *_unit_box(), world[i])[1],
                                                      (n_frames, 7)).copy()
                 continue
@@ -300,7 +300,7 @@ class Glb:
                 name = str(n["name"])             # a link without a surface: it carries what hangs on it
                 used.add(name)
                 bodies.append(Body(name=name, kind="link", geometry=Geometry(source="none")))
-                meshes[name] = trimesh.creation.box(extents=[1e-3] * 3)
+                meshes[name] = Surface(*_unit_box())
                 tracks_roots[name] = np.broadcast_to(self._body(i, name, *_unit_box(), world[i])[1],
                                                      (n_frames, 7)).copy()
                 continue
@@ -358,7 +358,7 @@ class Glb:
             skin.vertices = skin.vertices @ turn[:3, :3].T
             skin.ibm = skin.ibm @ np.linalg.inv(turn)
             triangles += len(skin.faces)
-            mesh = trimesh.Trimesh(skin.vertices, skin.faces, process=False)
+            mesh = Surface(skin.vertices, skin.faces)
             mesh.metadata["skin"] = skin
             meshes[name] = mesh
             alive = any(j in moving for j in joints)
@@ -382,8 +382,7 @@ class Glb:
                 m = from_7_track(tracks_roots[b.name])
                 m[:, :3, :3] = m[:, :3, :3] @ turn.T
                 tracks_roots[b.name] = np.concatenate([m[:, :3, 3], matrix_to_quat(m[:, :3, :3])], axis=1)
-                meshes[b.name] = trimesh.Trimesh(np.asarray(meshes[b.name].vertices) @ turn.T,
-                                                 np.asarray(meshes[b.name].faces), process=False)
+                meshes[b.name] = Surface(np.asarray(meshes[b.name].vertices) @ turn.T, meshes[b.name].faces)
         scene, tracks = Scene(name=self.path.stem, bodies=bodies), Tracks(frame_start, tracks_roots)
         if any(k in studio for k in ("joints", "frames", "allowed_overlaps", "events", "attachments")):
             from studio.checks.glb_film import studio_scene
@@ -531,6 +530,10 @@ class Glb:
         baked into the mesh; one that changes is a uniform factor per frame times a shape of volume 1,
         each distinct shape prepared as a mesh of its own."""
         lin = w[:, :3, :3]
+        if np.abs(np.einsum("fji,fjk->fik", lin, lin) - np.eye(3)).max() <= 1e-12 and np.all(np.linalg.det(lin) > 0):
+            # a rotation at every frame (no scale): nothing to split
+            track = np.concatenate([w[:, :3, 3], matrix_to_quat(lin)], axis=1)
+            return self._stretched(i, name, verts, faces, np.eye(3)), track, None
         u, sv, vt = np.linalg.svd(lin)
         flip = np.linalg.det(u @ vt) < 0
         u[flip, :, 2] *= -1
@@ -558,7 +561,7 @@ class Glb:
         return meshes[0], track, Growth(k, meshes, rank[which.reshape(-1)])
 
     def _stretched(self, i: int, name: str, verts: np.ndarray, faces: np.ndarray, stretch: np.ndarray):
-        mesh = trimesh.Trimesh(verts @ stretch.T, faces, process=False)
+        mesh = Surface(verts @ stretch.T, faces)
         if np.linalg.det(stretch) < 0:
             mesh.invert()
         if mesh.area <= 0:
@@ -608,9 +611,14 @@ class Glb:
         return np.concatenate(verts), faces
 
 
+_BOX_FACES = np.array([[1, 3, 0], [4, 1, 0], [0, 3, 2], [2, 4, 0], [1, 7, 3], [5, 1, 4], [5, 7, 1], [3, 7, 2],
+                       [6, 4, 2], [2, 7, 6], [6, 5, 4], [7, 5, 6]], np.int64)
+
+
 def _unit_box() -> tuple[np.ndarray, np.ndarray]:
-    m = trimesh.creation.box(extents=[1e-3] * 3)
-    return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+    """A 1 mm box (outward faces): the stand-in surface of a node that has none of its own."""
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float) * 0.5e-3
+    return corners, _BOX_FACES.copy()
 
 
 def from_7_track(track: np.ndarray) -> np.ndarray:
