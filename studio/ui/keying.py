@@ -26,13 +26,13 @@ def default_key_name(session: Session, frame: int) -> str:
 def key_arguments(session: Session, frame: int, name: str, description: str = "") -> dict:
     """The `set_state` call that keys the pose shown at `frame` under `name`."""
     pose = session.pose_at(frame).completed(session.scene)
-    held = session.state_at(frame)
+    shot = session.shot_at(frame)
     args = {"state": name, "frame": int(frame), "description": description,
             "roots": {k: [float(x) for x in v] for k, v in pose.roots.items()},
             "joints": {k: ([float(x) for x in v] if isinstance(v, (list, tuple)) else float(v))
                        for k, v in pose.joints.items()}}
-    if held is not None and held.shot:
-        args["shot"] = held.shot
+    if shot:
+        args["shot"] = shot
     return args
 
 

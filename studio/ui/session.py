@@ -24,7 +24,8 @@ from studio.scene.reading import reading_scenes
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
-from studio.timeline.plan import load_plan, shot_camera
+from studio.timeline.plan import load_plan
+from studio.timeline.shots import ShotProblem, camera_of, shot_at
 from studio.timeline.storyboard import State, list_states
 
 from studio.ui.cards import Card, board_cards
@@ -39,6 +40,7 @@ class Session:
         self.film: Tracks | None = None
         self.film_error = ""
         self.states: list[State] = []
+        self.plan: dict | None = None
         self.cards: list[Card] = []
         self.progress: tuple[float, list[str]] = (0.0, [])
         self.signals: Signals | None = None       # completion, progress and coverage, side by side
@@ -100,6 +102,7 @@ class Session:
         if bsig != self._board_sig:    # a job's progress alone does not recompute the board
             self._board_sig = bsig
             self.states = list_states(self.project)
+            self.plan = load_plan(self.project)
             self.cards = board_cards(self.project, self.scene, self.states) if self.scene.bodies else []
             self.failures = current_failures(self.project, self.scene, self.states)
             self.failures_at = by_frame(self.failures)
@@ -129,7 +132,7 @@ class Session:
         frames = [s.frame for s in self.states]
         if self.film is not None and self.film.n_frames:
             frames += [self.film.frame_start, self.film.frame_end]
-        plan = load_plan(self.project) or {}
+        plan = self.plan or {}
         frames += [int(s[k]) for s in plan.get("shots", []) for k in ("start", "end")
                    if isinstance(s.get(k), int)]
         frames.append(first + 10 * max(1, int(self.project.fps)) - 1)
@@ -180,14 +183,19 @@ class Session:
         return self._film_world
 
     # ---- shots -----------------------------------------------------------
+    def shot_at(self, frame: int) -> str:
+        """The shot holding `frame` (studio.timeline.shots: the plan's span, else the held state's)."""
+        return shot_at(self.plan, self.states, frame)
+
     def camera_at(self, frame: int):
-        """The camera of the shot holding at `frame`: a camera named like the shot,
-        or the camera the plan gives that shot, or the scene's first camera."""
+        """The camera of the shot holding at `frame`, placed there if it follows a body; the
+        renders cut to the same camera at the same frames."""
         cams = {c.name: c for c in self.scene.cameras}
         if not cams:
             return None
-        s = self.state_at(frame)
-        shot = s.shot if s else ""
-        planned = shot_camera(load_plan(self.project), shot) if shot and shot not in cams else None
-        cam = cams.get(shot) or cams.get(planned) or self.scene.cameras[0]
+        try:
+            name = camera_of(self.scene, self.plan, self.shot_at(frame))
+        except ShotProblem:             # the plan names a camera the scene lost: its first camera
+            name = self.scene.cameras[0].name
+        cam = cams[name]
         return placed(cam, self.world_at(frame)) if cam.follow else cam
