@@ -23,7 +23,8 @@ from studio.ui.qt_session import QtSession
 
 STATUS_COLORS = {"approved": "#3fa34d", "pending": "#8a8f98", "rejected": "#d1453b", "stale": "#d89b2b",
                  "failing": "#c0392b"}
-SEGMENT_COLORS = {"passing": "#3fa34d", "baked": "#4a90d9", "failing": "#d1453b", "not baked": "#55595f"}
+SEGMENT_COLORS = {"passing": "#3fa34d", "baked": "#4a90d9", "failing": "#d1453b", "not baked": "#55595f",
+                  "stale": "#d89b2b"}
 CARD_W, CARD_H, STILL_H = 176, 150, 84
 ENLARGED_W = 480                 # a still in the tooltip, wide enough to read a pose
 CardRole = Qt.ItemDataRole.UserRole + 1
@@ -216,6 +217,8 @@ class QtStoryboard(QWidget):
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
             sc.activated.connect(lambda v=verdict: self.review(v))
         self._current_id = ""
+        self._proposed = ""                    # the name this field last proposed (a person's own is kept)
+        playhead.frame_changed.connect(lambda _f: self._propose_name())
         self._show_detail()
 
     # ---- selection -------------------------------------------------------
@@ -272,8 +275,14 @@ class QtStoryboard(QWidget):
         self.delete_button.setEnabled(ok)
         if not self.key_description.hasFocus():
             self.key_description.setText(card.description if card else "")
-        if not self.key_name.hasFocus():
-            self.key_name.setText(keying.default_key_name(self.session, self.playhead.frame))
+        self._propose_name()
+
+    def _propose_name(self) -> None:
+        """The key-name field proposes a name for the frame under the playhead, unless a person typed one."""
+        if self.key_name.hasFocus() or self.key_name.text() not in ("", self._proposed):
+            return
+        self._proposed = keying.default_key_name(self.session, self.playhead.frame)
+        self.key_name.setText(self._proposed)
 
     # ---- keys ------------------------------------------------------------
     def key_this_frame(self) -> None:

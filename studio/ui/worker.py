@@ -31,11 +31,12 @@ class Worker(QObject):
         self.fn, self.args = fn, args
         self.state = WorkState(self)
 
-    def start(self) -> "Worker":
+    def start(self, pool: QThreadPool | None = None) -> "Worker":
+        """Run on `pool` (the global pool unless given: a panel may keep a lane of its own)."""
         _running.add(self)
         self.done.connect(self._finished)
         self.failed.connect(self._finished)
-        QThreadPool.globalInstance().start(_Run(self))
+        (pool or QThreadPool.globalInstance()).start(_Run(self))
         return self
 
     def _finished(self, _result) -> None:
