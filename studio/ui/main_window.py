@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 
 from studio.timeline.commands import CommandStack
 
-from studio.ui.panels import optional_panels
+from studio.ui.panels import optional_panels, preload
 from studio.ui.qt_layout import LAYOUT_VERSION, restore_layout, save_layout, tabify_side
 from studio.ui.qt_manipulator import Manipulator
 from studio.ui.playhead import Playhead
@@ -46,6 +46,7 @@ class MainWindow(QMainWindow):
         if session is not None:
             self.show_session(session)
         else:
+            preload()
             hint = QLabel("File › Open Project… to open a project folder.")
             hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self.setCentralWidget(hint)

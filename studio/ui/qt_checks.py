@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, Q
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from studio.store.project import Project
-from studio.store.reports import ADVISORY, REQUIRED, load_reports
+from studio.store.reports import ADVISORY, REQUIRED, report_lines
 
 from studio.ui.playhead import Playhead
 from studio.ui.qt_session import QtSession
@@ -111,6 +111,7 @@ class QtChecks(QWidget):
         playhead.frame_changed.connect(self._on_frame)
         playhead.selection_changed.connect(lambda _b: self.reload())
         self._shown_targets: list[str] = []
+        self._shown: tuple | None = None
         self.reload()
 
     def _on_frame(self, _frame: int) -> None:
@@ -148,11 +149,16 @@ class QtChecks(QWidget):
                 out.append(target)
         return out
 
+    def baking(self) -> bool:
+        """A bake job is queued or running: the film is about to change again."""
+        return bool(self.session.project.db.execute(
+            "SELECT count(*) FROM jobs WHERE kind = 'bake' AND state IN ('queued', 'running')").fetchone()[0])
+
     def _verify_changed(self) -> None:
         if self._closed:
             return
-        if self.worker is not None:
-            self._auto.start()                 # after the run under way
+        if self.worker is not None or self.baking():
+            self._auto.start()                 # after the run under way, or once the bake has stored it all
             return
         targets = self.changed_targets()
         self._seen = dict(self.session.checked)
@@ -165,10 +171,10 @@ class QtChecks(QWidget):
     def rows(self) -> list[tuple]:
         rows = []
         for target in self.targets():
-            reports, checked = load_reports(self.session.project, target)
+            reports, checked = report_lines(self.session.project, target)
             now = self.session.checked.get(target, (checked, checked))[1]
             stale = bool(reports) and now is not None and checked != now
-            by_name = {r.name: r for r in reports}
+            by_name = {r[0]: r for r in reports}
             for name in (*REQUIRED, *ADVISORY, *sorted(set(by_name) - set(REQUIRED) - set(ADVISORY))):
                 r = by_name.get(name)
                 if r is None and name not in REQUIRED:
@@ -177,8 +183,7 @@ class QtChecks(QWidget):
                 if r is None:
                     rows.append((target, name, kind, "missing", "", ""))
                 else:
-                    rows.append((target, name, kind, "stale" if stale else r.verdict, str(len(r.evidence)),
-                                 f"{r.seconds:.2f}"))
+                    rows.append((target, name, kind, "stale" if stale else r[1], str(r[2]), f"{r[3]:.2f}"))
         return rows
 
     def concerning(self) -> set[tuple[str, str]]:
@@ -191,6 +196,10 @@ class QtChecks(QWidget):
         self._show_verdict()
         rows = self.rows()
         concerned = self.concerning()
+        shown = (rows, concerned, self.playhead.selected)
+        if shown == self._shown:               # a job's progress alone: the table is as it was
+            return
+        self._shown = shown
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
             for j, value in enumerate(row):

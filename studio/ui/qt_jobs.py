@@ -85,6 +85,14 @@ def approved_segments(project: Project) -> list[str]:
     return out
 
 
+def ready_segments(session) -> list[str]:
+    """Plan segments whose two states the storyboard shows approved, passing and current (the
+    session's board, read on a worker; the bake job asks the gate again before it bakes)."""
+    ok = {c.state_id for c in session.cards if c.status == "approved"}
+    return [seg for seg in plan_segments(session.plan) if all(s in ok for s in parse_segment(seg))] \
+        if session.plan else []
+
+
 class QtJobs(QWidget):
     message = Signal(str)
 
@@ -248,7 +256,7 @@ class QtJobs(QWidget):
     def bake_motion(self) -> int | None:
         """Every plan segment whose two states are approved, baked in a job process by the
         motion tool its plan entry names."""
-        segments = approved_segments(self.session.project)
+        segments = ready_segments(self.session)
         if not segments:
             self.message.emit("nothing to bake: no plan segment has both its states approved, passing and current")
             return None

@@ -127,7 +127,10 @@ class QtPlan(QWidget):
 
     def reload(self) -> None:
         plan = load_plan(self.session.project)
-        self.text.setHtml(plan_html(plan))
+        html = plan_html(plan)
+        if html != getattr(self, "_html", None):       # a job's progress alone leaves the plan as it is
+            self._html = html
+            self.text.setHtml(html)
         job = latest_agent_job(self.session.project)
         running = job is not None and job.state in RUNNING
         self._job_id = job.id if running else None
