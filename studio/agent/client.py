@@ -30,6 +30,7 @@ import openai
 
 from studio.store.endpoints import Endpoint, active_endpoint, remember_capabilities
 from studio.store.secrets import scrub
+from studio.store.errors import Refused
 from studio.store.settings import load_settings
 
 from studio.agent import text_tools
@@ -196,7 +197,7 @@ class ModelClient:
         try:
             for chunk in stream:
                 parts.add(chunk)
-        except AgentError:
+        except Refused:               # the studio's own: a reply refused, or the caller cancelling it
             raise
         except openai.APITimeoutError:
             raise AgentError(f"the reply from {self.base_url} was truncated: the model stopped "

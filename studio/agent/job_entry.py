@@ -17,10 +17,10 @@ from pathlib import Path
 
 from studio.jobs.agent_spec import OUTPUT
 from studio.jobs.contract import emit, finish
+from studio.store.errors import Refused
 from studio.store.project import Project
 
 from studio.agent.client import ModelClient
-from studio.agent.errors import AgentError
 from studio.agent.loop import run_tools
 from studio.agent.planner import make_plan
 
@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         return run(argv[0])
-    except AgentError as e:             # the model missing, or its replies refused: the job says why
+    except Refused as e:                # the model missing, its replies or a tool call refused: the job says why
         emit(stage="error", message=str(e))
         return 1
     except Exception as e:              # the log keeps the trace; the job's error is one line

@@ -15,6 +15,7 @@ from studio.timeline.gate import parse_segment
 from studio.timeline.plan import load_plan, plan_segments
 
 OUTPUT = "out/bake.json"
+OFFERED = "out/offered.json"           # a simulation's own end state, offered when its bake was refused
 ENTRY = "studio.tools.bake_job"        # the job process (a tool-layer entry: each bake is a tool call)
 
 
@@ -22,8 +23,9 @@ class BakeSpecError(ValueError):
     """A bake request that cannot be queued; the message names the field."""
 
 
-def bake_spec(project: Project, folder: Path, segments: list[str] | None = None) -> dict:
-    """The spec of a bake job: the segments (default: every plan segment)."""
+def bake_spec(project: Project, folder: Path, segments: list[str] | None = None, adopt_end: bool = False) -> dict:
+    """The spec of a bake job: the segments (default: every plan segment); with `adopt_end`, a simulation
+    ending away from its second state has its end adopted as that state (which then needs a review)."""
     if not segments:
         plan = load_plan(project)
         if not plan:
@@ -34,7 +36,7 @@ def bake_spec(project: Project, folder: Path, segments: list[str] | None = None)
     for seg in segments:
         parse_segment(seg)
     return {"kind": "bake", "project": str(Path(project.path).resolve()), "segments": list(segments),
-            "expected": [OUTPUT]}
+            "expected": [OUTPUT], **({"adopt_end": True} if adopt_end else {})}
 
 
 def bake_command(spec: dict) -> list[str]:

@@ -8,6 +8,12 @@ those segments in memory with their motion tools (complete, pin, clip as the
 bake does), splices them into a copy of the film's tracks and re-verifies the
 interval they cover plus a margin with `FilmCheck.verify_interval`. Nothing is
 stored: the project is only read.
+
+A candidate is not verified, whatever it fixes, when it moves the set (a static
+body, fixed scenery, a body the storyboard and the film keep still: `scenery`),
+when it would change a key state that exists (a repair of the film only inserts
+new ones; changing a state is a person's own proposal), or when it adds a
+Continuity spike the film did not have.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.author import segment_tool
 from studio.timeline.motion import check_params
-from studio.timeline.bake import MAX_RESIDUAL, round_to_limits, complete, pin
+from studio.timeline.bake import complete, pin, residual_limit, round_to_limits
 from studio.timeline.film import list_segments, load_film_tracks
 from studio.timeline.gate import parse_segment
 from studio.timeline.motion import MotionError, Segment, motion_tool
@@ -32,6 +38,7 @@ from studio.timeline.storyboard import State, list_states
 
 from studio.repair.film_failures import FailingRun, frames_by_failure
 from studio.repair.proposals import failures
+from studio.repair.scenery import Moved, moved_in_tracks, the_set
 
 MARGIN = 12                 # frames re-verified either side of the re-baked segments
 
@@ -91,7 +98,7 @@ def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str,
         raise RepairUnfit(f"segment {segment} by {tool}: {e}") from None
     pinned, residual = pin(full, a.pose, b.pose)
     round_to_limits(scene, pinned)
-    if residual > MAX_RESIDUAL:
+    if residual > residual_limit(motion_tool(tool).schema, params):
         raise RepairUnfit(f"segment {segment} by {tool}: misses its states by {residual:.3f}")
     return pinned
 
@@ -116,6 +123,9 @@ def rebake(project: Project, scene: Scene, plan: dict, states: dict[str, State],
     inserted = []
     for c in changes:
         if c["kind"] == "insert_state":
+            if c["state"] in states:
+                raise RepairUnfit(f"insert_state {c['state']}: that key state exists; a repair of the film "
+                                  f"inserts new key states and never changes one a person made")
             pose = Pose.from_dict(c["pose"], scene, where=f"insert_state {c['state']}.pose").completed(scene)
             states[c["state"]] = State(c["state"], int(c["frame"]), pose)
             inserted.append((int(c["frame"]), pose, c["state"]))
@@ -195,6 +205,7 @@ class FilmTrial:
                                states=self.approved)
         self.reports = self.check.verify(tracks)
         self.base_tracks, self.base_reports = self.check.tracks, self.check.reports
+        self.fixed = the_set(self.scene, self.plan, [p for _, p, _ in self.approved], tracks)
         self._baked: dict[str, tuple | RepairUnfit] = {}
         self._verified: dict[tuple, list[Report]] = {}
 
@@ -247,11 +258,22 @@ class FilmTrial:
         self._verified[key] = reports
         return tracks, reports, (lo, hi)
 
+    def moves_set(self, changes: list[dict]) -> list[Moved]:
+        """Bodies of the set the changes would move (worst first); none for a candidate that may stand."""
+        tracks, _, (lo, hi) = self.bake(changes)
+        return moved_in_tracks(self.scene, self.fixed, self.base_tracks, tracks, (lo, hi))
+
     def judge(self, run: FailingRun, changes: list[dict], narrow: bool = False) -> Outcome:
         """Whether the changes remove the run's failure and add no required one, in words. A candidate
         is first screened on the run's own frames plus the margin when that is under half the
         frames it re-baked; only one that passes there (or, with `narrow`, that narrows the run
-        there) is verified on all of them."""
+        there) is verified on all of them. One that moves the set is refused before it is verified."""
+        moved = self.moves_set(changes)
+        if moved:
+            tracks, _, (lo, hi) = self.bake(changes)
+            return Outcome(False, f"moves the set ({'; '.join(m.words() for m in moved[:3])}): a repair never "
+                                  f"moves a static body, fixed scenery or a body the storyboard keeps still",
+                           (lo, hi), 0, len(moved), self.base_reports, tracks)
         if not self.whole:
             screen = (run.start - MARGIN, run.end + MARGIN)
             _, _, (lo, hi) = self.bake(changes)
@@ -306,6 +328,11 @@ class FilmTrial:
         if now_other > was_other and not added:
             added[("frames",)] = list(range(now_other - was_other))
         words += self._advisory(after, run, (lo, hi))
+        spikes = self._new_spikes(after, (lo, hi))
+        if spikes:
+            words.append("adds Continuity " + ", ".join(spikes[:3]) + (f" and {len(spikes) - 3} more"
+                                                                      if len(spikes) > 3 else ""))
+            added[("Continuity",)] = spikes
         ok = not now and not added and not any(af for _, af in along.values())
         if any(len(af) > len(b4) for b4, af in along.values()):
             added[("frames",)] = [0]
@@ -333,6 +360,16 @@ class FilmTrial:
                     any(row["start"] < f < row["end"] for f in per):
                 out.append(key)
         return out
+
+    def _new_spikes(self, after: list[Report], span: tuple[int, int]) -> list[str]:
+        """Continuity jumps (a body or joint popping between two frames) on the interval that the film
+        did not have: a repair that adds one is not verified, though the check is advisory."""
+        lo, hi = span
+        key = lambda e: (e.get("frame"), e.get("body") or e.get("joint"), e.get("what"))
+        before = {key(e) for r in self.base_reports if r.name == "Continuity" for e in r.evidence}
+        return [f"{e.get('body') or e.get('joint')} {e.get('what', '')} at {e.get('frame')}".replace("  ", " ")
+                for r in after if r.name == "Continuity" for e in r.evidence
+                if lo <= e.get("frame", lo - 1) <= hi and key(e) not in before]
 
     def _advisory(self, after: list[Report], run: FailingRun, span: tuple[int, int]) -> list[str]:
         """How the advisory checks moved on the interval (floating frames, slip, margin)."""

@@ -83,6 +83,10 @@ def validate_plan(plan: Any, scene: Scene | None = None) -> dict:
     names = subject_names(scene) if scene else None
     objects = _list(plan, "objects", "plan")
     _ids(objects, "plan.objects", key="name")
+    for i, o in enumerate(objects):
+        if "fixed" in o and not isinstance(o["fixed"], bool):
+            raise PlanError(f"plan.objects[{i}].fixed: expected true or false (fixed scenery no repair moves), "
+                            f"got {o['fixed']!r}")
     if names is not None:
         for i, o in enumerate(objects):
             if o["name"] not in names:

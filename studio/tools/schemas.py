@@ -118,6 +118,10 @@ TOOLS: dict[str, tuple[str, dict]] = {
                        "(the plan's, or the one named here) and bake it; refused by the storyboard gate "
                        "otherwise.", _obj(
         ["segment"], segment=SEGMENT, tool={"type": "string", "maxLength": 64}, params={"type": "object"})),
+    "adopt_end_state": ("Make a simulated segment's second state (simulate, planar) the run's own end, as the "
+                        "tool offers it when the run ends away from the state; the first state must be approved "
+                        "and passing; the adopted state then needs its checks and a review like any other.",
+                        _obj(["segment"], segment=SEGMENT)),
     "drop_segment": ("Remove a segment's baked tracks (before a key state splits it); undo stores them back.",
                      _obj(["segment"], segment=SEGMENT)),
     "request_render": ("Queue a storyboard still of a state for the render worker.", _obj(["state"], state=NAME)),

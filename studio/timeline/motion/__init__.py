@@ -35,6 +35,32 @@ class MotionError(ValueError):
     """A motion tool that cannot author its segment; the message names what and where."""
 
 
+class EndStateOffered(MotionError):
+    """A simulation whose own end lies further from the approved second state than the tool's
+    `max_difference`: the bake would bend the physics into shape, so it refuses, and offers the
+    simulation's end as that state instead (adopt it with the `adopt_end_state` tool, then review it).
+
+    `differences` is, per moving body, (metres, radians) between its simulated end and the approved
+    state; `worst` the body furthest off."""
+
+    def __init__(self, message: str, segment: str, state: str, end_pose: Pose,
+                 differences: dict[str, tuple[float, float]], worst: str, limit: float):
+        super().__init__(message)
+        self.segment, self.state, self.end_pose = segment, state, end_pose
+        self.differences, self.worst, self.limit = differences, worst, limit
+
+    def offer(self) -> dict:
+        """What the job keeps of the offer: the state, the pose, how far each body is off."""
+        return end_offer(self.segment, self.state, self.end_pose, self.differences, self.worst, self.limit)
+
+
+def end_offer(segment: str, state: str, end_pose: Pose, differences: dict[str, tuple[float, float]],
+              worst: str, limit: float) -> dict:
+    """A run's own end offered as `state`: the pose, and per body (metres, radians) from the state."""
+    return {"segment": segment, "state": state, "pose": end_pose.to_dict(), "worst": worst, "limit": limit,
+            "differences": {b: {"metres": m, "radians": r} for b, (m, r) in differences.items()}}
+
+
 @dataclass
 class Segment:
     """What a motion tool may read: the scene, both bounding states (poses completed), the plan."""
@@ -59,6 +85,7 @@ class Authored:
     attachments: list[dict] = field(default_factory=list)   # {"frame", "body", "start", "end"}
     notes: list[str] = field(default_factory=list)          # what a person should read (never hidden)
     end_pose: Pose | None = None                            # e.g. a simulation's own end state
+    offer: dict | None = None                               # with end_pose: how far it lies from the state
 
 
 @dataclass
@@ -67,6 +94,7 @@ class MotionTool:
     description: str
     schema: dict
     author: Callable[[Segment, dict], Authored]
+    offers_end: bool = False              # a simulation: its own end may be adopted as the second state
 
 
 MOTION_TOOLS: dict[str, MotionTool] = {}
