@@ -118,3 +118,30 @@ def test_the_shot_camera_view_follows_the_shot_holding_the_playhead(qtbot, tmp_p
         w.playhead.set_frame(frame)
         assert np.allclose(camera.position, CAMERAS[name][0]) and np.allclose(camera.focal_point, CAMERAS[name][1])
         w.viewport.grab().save(str(shots / f"shot-camera-{frame}.png"))
+
+
+def test_a_film_opened_stale_is_shown_stale_and_verified_only_once_something_changes(qtbot, tmp_path):
+    path = tmp_path / "slide"
+    made(path, calls_scenes.calls())
+    assert main(["verify", str(path)]) == 0
+    with Project.open(path) as p:                        # re-baked by another tool after it was verified
+        ToolBox(p, actor="person").call("author_segment", {"segment": "start..slid", "tool": "hold",
+                                                           "params": {"blend": 6}})
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    assert w.open_project(path)                          # read on a worker: the window is live meanwhile
+    qtbot.waitUntil(lambda: w.session.sigs[0] is not None and "Checks" in w.panels, timeout=20000)
+    checks = w.panels["Checks"]
+    qtbot.waitUntil(lambda: set(film_rows(w).values()) == {"stale"}, timeout=10000)
+    qtbot.wait(1500)                                     # longer than the dock waits after a change
+    assert checks.worker is None and set(film_rows(w).values()) == {"stale"}
+    assert "film verdicts stale: verify the film" in w.progress.text()
+    w.storyboard.select_state("rest")                    # an edit: the last key moved on by five frames
+    w.playhead.set_frame(1030)
+    w.storyboard.move_selected()
+    assert get_state(w.session.project, "rest").frame == 1030
+    qtbot.waitUntil(lambda: checks.worker is not None or w.session.verdict.film == "current", timeout=10000)
+    qtbot.waitUntil(lambda: checks.worker is None and w.session.verdict.film == "current", timeout=120000)
+    assert "stale" not in film_rows(w).values()

@@ -101,7 +101,8 @@ class QtChecks(QWidget):
         self.worker: Worker | None = None
         self.automatic = False                 # the running worker was started by a change, not by Verify
         self._verify_after = False             # Verify pressed during an automatic run: a whole run next
-        self._seen = dict(self.session.checked)     # what each target was when last looked at
+        # what each target was when last looked at (None until the project has been read once)
+        self._seen = dict(self.session.checked) if self.session.sigs[0] is not None else None
         self._closed = False
         self._auto = QTimer(self)
         self._auto.setSingleShot(True)
@@ -138,6 +139,9 @@ class QtChecks(QWidget):
 
     def _on_changed(self) -> None:
         self.reload()
+        if self._seen is None:                 # the first read of the project: nothing changed yet
+            self._seen = dict(self.session.checked)
+            return
         if self.changed_targets():
             self._auto.start()                 # the last change of a burst starts it
 
@@ -145,7 +149,7 @@ class QtChecks(QWidget):
         """Targets whose verdicts are older than they are, and that changed since last looked at."""
         out = []
         for target, (checked, now) in self.session.checked.items():
-            if now is not None and checked != now and self._seen.get(target, (None, None))[1] != now:
+            if now is not None and checked != now and (self._seen or {}).get(target, (None, None))[1] != now:
                 out.append(target)
         return out
 
