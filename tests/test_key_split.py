@@ -114,3 +114,42 @@ def test_parameters_that_name_frames_or_places_are_divided_between_the_halves():
     assert (one["blend"], two["blend"]) == (10, 20)
     one, two, notes = split_params("simulate", {"bodies": ["ball"]}, 1000, 1050, 1100, roots, "drop")
     assert "from" not in one and two["from"] == "drop" and two["bodies"] == ["ball"]
+
+
+def test_the_doorway_keyed_at_1120_inside_lift_sidestep_bakes_both_halves(tmp_path):
+    """The film this was first seen on: peek keyed mid-walk splits lift..sidestep. The carry's
+    walk, kept on both halves, refuses lift..peek as it is (it says why); with a shorter weight
+    shift and a wider balance on the halves, both bake and the film passes through peek."""
+    import copy
+    import shutil
+    from pathlib import Path
+    from studio.timeline.plan import segment_entry
+    path = tmp_path / "doorway"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "projects" / "doorway", path)
+    project = Project.open(path)
+    session, stack = Session(project), CommandStack()
+    keying.key_frame(session, stack, 1120, "peek")
+    assert stack.undo_label == "Undo key peek splitting lift..sidestep"
+    box = ToolBox(project, stack, actor="person")
+    box.call("run_verifiers", {"state": "peek"})
+    box.call("review_state", {"state": "peek", "verdict": "approve", "note": "peeks past the stand"})
+    halves = ["--segment", "lift..peek", "--segment", "peek..sidestep"]
+    assert main(["bake", str(path), *halves, "--quiet"]) == 1          # the walk says it cannot, and why
+    assert "walk lift..peek" in next(r for r in project.db.query(
+        "SELECT error FROM jobs WHERE kind = 'bake' ORDER BY id DESC LIMIT 1"))["error"]
+    for seg in ("lift..peek", "peek..sidestep"):
+        entry = copy.deepcopy(segment_entry(load_plan(project), seg))
+        assert entry["tool"] == "carry" and entry["params"]["walk"]["step_length"] == 0.14   # kept on both
+        entry["params"]["walk"].update(shift=0.2, com_tolerance=0.15)
+        box.call("set_segment_tool", {"segment": seg, "tool": "carry", "params": entry["params"]})
+    assert main(["bake", str(path), *halves, "--quiet"]) == 0
+    scene = load_scene(project)
+    rows = {r["segment"]: r for r in list_segments(project)}
+    assert "lift..sidestep" not in rows
+    assert all(rows[s]["bounds_hash"] == bounds_hash(project, s, scene) for s in ("lift..peek", "peek..sidestep"))
+    key = get_state(project, "peek").pose.completed(scene)
+    film = load_film_tracks(project)
+    assert film.pose_at(1120).roots == key.roots and film.pose_at(1120).joints == key.joints
+    assert main(["verify", str(path)]) == 0
+    assert film_verified(project) == (True, "")
+    session.close()
