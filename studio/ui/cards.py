@@ -1,7 +1,9 @@
 """Storyboard cards: what the timeline shows for each key state — its frame,
 still, review status and why — and for each segment to the next state,
-whether it is baked and passing. Read from the timeline's gate and the
-stored reports; nothing is decided here."""
+whether it is baked for its states as they are and passing on checks of its
+tracks as they are now. Read from the timeline's gate and the stored reports
+(a report counts only where its checked hash is what is there now); nothing
+is decided here."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

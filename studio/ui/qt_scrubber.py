@@ -1,6 +1,7 @@
 """The timeline under the viewport: a frame ruler with the key states named on
 their ticks, two lanes of failures (required above, advisory below) where runs
-of consecutive failing frames are one bar with their count, the in/out range
+of consecutive failing frames are one bar with their count (grey where they
+were found on an older film, which the count then says), the in/out range
 shaded, and the playhead. Above it: transport, previous/next key and failure,
 the frame, the fps readout while playing, and the pin filter.
 

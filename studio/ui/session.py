@@ -1,12 +1,17 @@
 """The open project as the window sees it: the scene, the baked film, the
-states and the pose at any frame, re-read when the project changes.
+states, the storyboard's cards, the failures and the verdict, and the pose at
+any frame, re-read when the project changes.
 
 Qt-free. The project calls back after each commit in this process (possibly
 from a worker thread), and `poll` notices commits by other processes (jobs,
 the CLI) through SQLite's data_version. Neither reloads anything by itself:
-both emit `committed`, and the owner (QtSession on the GUI thread, or a test)
-calls `refresh`, which re-reads and emits `changed`, plus `scene_changed` /
-`film_changed` when those really changed, so the viewport rebuilds only then.
+both emit `committed`. Reading is one plain function, `read_snapshot`, which
+touches only the project it is given and returns what changed since the
+signatures it was given; `apply` takes a snapshot in and emits `changed`, plus
+`scene_changed` / `film_changed` when those really changed, so the viewport
+rebuilds only then. `refresh` reads and applies here and now (tests, the
+CLI); the window reads on a worker with a connection of its own and applies
+on the GUI thread (QtSession).
 """
 from __future__ import annotations
 
