@@ -155,3 +155,25 @@ def test_candidates_come_smallest_change_first(tmp_path):
     sizes = [change_size(trial, c[2]) for c in candidates(trial, run)]
     assert sizes == sorted(sizes) and sizes[0][0] == 0 and any(s[0] == 1 for s in sizes)
     project.close()
+
+
+def test_a_candidate_that_breaks_a_hold_is_seen_failing_by_the_trial(tmp_path):
+    """The trial verifies a candidate with the holds its re-baked segments' tools record: a key state
+    that puts the carried box 3 cm off the gripper mid-carry breaks the hold (EventsSatisfied)."""
+    from hold_films import carry_film
+    project = carry_film(tmp_path / "carry")
+    box = ToolBox(project, actor="Ada")
+    box.call("author_segment", {"segment": "lifted..moved"})
+    trial = FilmTrial(project)
+    events = {r.name: r for r in trial.base_reports}["EventsSatisfied"]
+    assert events.verdict == "pass" and events.metrics.get("holds", 0) >= 1
+    pose = trial.pose_at(1006).to_dict()
+    pose["roots"]["box"] = [pose["roots"]["box"][0], pose["roots"]["box"][1], pose["roots"]["box"][2] - 0.03,
+                            *pose["roots"]["box"][3:]]
+    changes = [{"kind": "insert_state", "state": "key_1006", "frame": 1006, "split": "lifted..moved",
+                "pose": pose, "shot": "wide", "description": "keyed"}]
+    _, reports, _ = trial.run(changes)
+    events = {r.name: r for r in reports}["EventsSatisfied"]
+    assert events.verdict == "fail"
+    assert any(e.get("kind") == "hold" and e.get("body") == "box" for e in events.evidence), events.evidence
+    project.close()

@@ -7,6 +7,7 @@ from pathlib import Path
 from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 from studio.scene.io import load_scene
 from studio.store.project import Project
+from studio.store.shown import shown
 from studio.store.reports import load_reports
 from studio.timeline import film
 from studio.timeline.bake import bounds_hash
@@ -60,9 +61,10 @@ def cmd_status(args) -> int:
             return 0
         for st in rows:
             frame = st.frame if st.frame is not None else "-"
-            print(f"{st.state_id:<20} frame {frame!s:<6} {st.status:<10} {st.reasons[0] if st.reasons else st.reviewed}")
+            said = st.reasons[0] if st.reasons else st.reviewed          # a review's note is the project's text
+            print(f"{shown(st.state_id, 64):<20} frame {frame!s:<6} {st.status:<10} {shown(said, 400)}")
             for why in st.reasons[1:]:
-                print(f"{'':<38}{why}")
+                print(f"{'':<38}{shown(why, 400)}")
         plan = load_plan(project)
         baked = {r["segment"]: r for r in film.list_segments(project)}
         for seg in plan_segments(plan) if plan else []:

@@ -92,6 +92,7 @@ class Proposal:
     id: int | None = None
     status: str = "proposed"
     note: str = ""
+    again: bool = False          # the same proposal was already waiting for a person: not stored twice
 
     @property
     def state_id(self) -> str:
@@ -151,7 +152,20 @@ def verify_changes(project: Project, scene: Scene, state: State, failure: tuple,
 
 
 # ---- the repairs table -------------------------------------------------------
+def _same(a: Proposal, b: Proposal) -> bool:
+    """The same repair of the same failure, verified on the same film."""
+    canon = lambda v: json.dumps(v, sort_keys=True)       # noqa: E731
+    return (a.target, a.check_name, canon(a.changes), canon(a.verified.get("basis"))) == \
+        (b.target, b.check_name, canon(b.changes), canon(b.verified.get("basis")))
+
+
 def save_proposal(project: Project, p: Proposal) -> Proposal:
+    """Store a proposal; one that is already waiting (same target, check, changes and basis)
+    is not stored again: `p` gets that one's id and `again` is set."""
+    for old in list_proposals(project, "proposed"):
+        if _same(old, p):
+            p.id, p.again = old.id, True
+            return p
     with project.transaction():
         p.id = int(project.db["repairs"].insert({
             "target": p.target, "check_name": p.check_name, "proposal": json.dumps(p.to_json(), sort_keys=True),

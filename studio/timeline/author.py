@@ -67,7 +67,7 @@ def author(project: Project, segment: str, tool: str | None = None, params: dict
     planned_tool, planned_params = segment_tool(plan, segment)
     if tool is None:
         tool, params = planned_tool, planned_params if params is None else params
-    params = check_params(tool, dict(params or {}), f"{segment} {tool} params")
+    params = check_params(tool, dict(params or {}), f"{segment} {tool} params", scene)
     require_storyboards(project, segment, scene)
     seg = segment_of(project, segment, scene, plan)
     out: Authored = motion_tool(tool).author(seg, params)

@@ -58,7 +58,7 @@ def run(spec_path: str | Path) -> int:
         refusals, to_adopt = [], []
         for seg in segments:
             try:
-                check_params(*segment_tool(plan, seg), f"{seg} params")
+                check_params(*segment_tool(plan, seg), f"{seg} params", scene)
                 require_storyboards(project, seg, scene)
             except GateError as e:
                 if adopt and offers_end(plan, seg) and _first_passes(project, seg, scene):

@@ -27,12 +27,13 @@ def set_plan(box: ToolContext, a: dict) -> ToolOutcome:
 
 def set_segment_tool(box: ToolContext, a: dict) -> ToolOutcome:
     params = a.get("params", {})
+    scene = load_scene(box.project)
     try:
-        check_params(a["tool"], params, "set_segment_tool.params")
+        check_params(a["tool"], params, "set_segment_tool.params", scene)
     except MotionError as e:
         raise ToolRefused(str(e)) from None
     plan = with_segment_tool(load_plan(box.project), a["segment"], a["tool"], params)
-    validate_plan(plan, load_scene(box.project))
+    validate_plan(plan, scene)
     cmd = SetPlan(box.project, plan, box.actor, label=f"{a['segment']} by {a['tool']}")
     return box.run("set_segment_tool", a, cmd, {"segment": a["segment"], "tool": a["tool"]})
 
@@ -57,7 +58,7 @@ def author_segment(box: ToolContext, a: dict) -> ToolOutcome:
         raise ToolRefused("author_segment.params: parameters given but no tool named")
     if tool is not None:
         try:
-            check_params(tool, params or {}, "author_segment.params")
+            check_params(tool, params or {}, "author_segment.params", load_scene(box.project))
         except MotionError as e:
             raise ToolRefused(str(e)) from None
     cmd = AuthorSegment(box.project, a["segment"], box.actor, tool, params)
