@@ -38,6 +38,8 @@ def key_arguments(session: Session, frame: int, name: str, description: str = ""
 
 def key_frame(session: Session, stack: CommandStack, frame: int, name: str, description: str = "") -> str:
     """Key the frame; returns the new state's id. Raises ValueError with the reason if refused."""
+    if not session.scene.bodies:            # a key of nothing would have no card, no pose, no way to delete it
+        raise ValueError("nothing to key: the scene has no bodies yet; add one in the Scene dock first")
     name = check_id(name.strip(), "key name")       # the studio's one id rule (NameProblem is a ValueError)
     if any(s.id == name for s in session.states):
         raise ValueError(f"a key named {name!r} exists already (frame "

@@ -32,6 +32,7 @@ from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
 from studio.timeline.plan import load_plan
 from studio.timeline.shots import ShotProblem, camera_of, shot_at
+from studio.timeline.shown import held_state, pose_at
 from studio.store.reports import load_reports
 from studio.timeline.storyboard import State, content_hash, list_states
 
@@ -206,17 +207,10 @@ class Session:
 
     def state_at(self, frame: int) -> State | None:
         """The state that holds at `frame` when nothing is baked there: the last one at or before it."""
-        held = None
-        for s in self.states:
-            if s.frame <= frame:
-                held = s
-        return held or (self.states[0] if self.states else None)
+        return held_state(self.states, frame)
 
     def pose_at(self, frame: int) -> Pose:
-        if self.film is not None and self.film.frame_start <= frame <= self.film.frame_end:
-            return self.film.pose_at(frame)
-        s = self.state_at(frame)
-        return s.pose.completed(self.scene) if s else Pose.rest(self.scene)
+        return pose_at(self.scene, self.film, self.states, frame)
 
     def world_at(self, frame: int) -> dict[str, np.ndarray]:
         """World matrices (4,4) of every body at `frame`, cached per film and per state."""
