@@ -18,7 +18,16 @@ class WorkState:
         self.cancelled = False
 
     def progress(self, fraction: float, message: str = "") -> None:
-        self._worker.progressed.emit(float(fraction), message)
+        _emit(self._worker.progressed, float(fraction), message)
+
+
+def _emit(signal, *args) -> None:
+    """Report to the GUI thread, unless the worker's object is gone (the window was closed
+    while the work ran, the application is quitting): then no one is left to tell."""
+    try:
+        signal.emit(*args)
+    except RuntimeError:
+        pass
 
 
 class Worker(QObject):
@@ -60,6 +69,6 @@ class _Run(QRunnable):
             result = w.fn(*w.args, w.state)
         except Exception as e:   # shown to the person in the panel that started it
             traceback.print_exc()
-            w.failed.emit(f"{type(e).__name__}: {e}")
+            _emit(w.failed, f"{type(e).__name__}: {e}")
             return
-        w.done.emit(result)
+        _emit(w.done, result)
