@@ -36,18 +36,24 @@ def verify_project(path, state) -> str:
 
 
 def verify_targets(path, state_ids: list[str] | None, film: bool, state) -> str:
-    """Verify the given states (every state when None), then the film if asked and baked."""
-    from studio.checks.run import verify_film, verify_state
+    """Verify the given states (every state when None), then the film if asked and baked.
+
+    Each state is checked by a `run_verifiers` call of the tool layer, as Approve checks one:
+    recorded with the project's calls, so a replay of them checks (and may approve) the same
+    states."""
+    from studio.checks.run import verify_film
     from studio.timeline.film import list_segments
     from studio.timeline.storyboard import list_states
+    from studio.tools.box import ToolBox
     with Project.open(path) as project:
         states = [s for s in list_states(project) if state_ids is None or s.id in state_ids]
         steps = len(states) + (1 if film else 0)
+        box = ToolBox(project, actor="person")       # on the person's behalf, as the window's other edits
         for i, s in enumerate(states):
             if state.cancelled:
                 return f"cancelled: verified {i} of {len(states)} states; the film was not verified"
             state.progress(i / max(1, steps), f"state {s.id}")
-            verify_state(project, s.id)
+            box.call("run_verifiers", {"state": s.id})
         if not film:
             return f"verified {len(states)} state{'s' if len(states) != 1 else ''}"
         if not list_segments(project):
