@@ -294,7 +294,7 @@ def interchange_spec(project: Project, job_dir: Path, usd_to: str | None, gltf_t
     spec.update(steps=steps, tracks="tracks.npz", tracks_hash=tracks.hash(),
                 frame_start=tracks.frame_start, frame_end=tracks.frame_end,
                 camera=camera or scene.cameras[0].name,
-                shots=[] if camera else shots_of(scene, list_states(project)),
+                shots=[] if camera else shots_of(project, scene, tracks.frame_start, tracks.frame_end),
                 resolution=resolution_of(scene, camera, resolution), camera_paths=camera_paths(scene, tracks),
                 studio_extras=verification_extras(project, scene, holds),
                 body_extras={**{b.name: {"kind": b.kind, "flags": list(b.flags), "group": b.group}
