@@ -65,6 +65,7 @@ def hull_planes(shape) -> tuple[np.ndarray, np.ndarray] | None:
                 normals = hull.face_normals[keep]
                 offsets = np.sum(normals * hull.triangles[keep, 0], axis=1)
                 # the hull's own vertices may stand a rounding error beyond its planes
+                normals, offsets = _few_planes(normals, offsets, hull.area_faces[keep])
                 lift = np.max(np.asarray(shape.mesh.vertices, float) @ normals.T - offsets, axis=0, initial=0.0)
                 u = np.unique(np.round(np.c_[normals, offsets + np.maximum(lift, 0.0)], 12), axis=0)
                 planes = (u[:, :3] / np.linalg.norm(u[:, :3], axis=1, keepdims=True), u[:, 3]) if len(u) >= 4 else None
@@ -72,6 +73,22 @@ def hull_planes(shape) -> tuple[np.ndarray, np.ndarray] | None:
                 planes = None
         _PLANES[shape.hash] = planes
     return _PLANES[shape.hash]
+
+
+def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, count: int = 64):
+    """At most `count` of a hull's face planes (any of them bounds the body): the largest faces and
+    those facing 26 directions spread round."""
+    if len(normals) <= count:
+        return normals, offsets
+    dirs = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if x or y or z], float)
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    keep = set(np.argmax(dirs @ normals.T, axis=1).tolist())
+    for i in np.argsort(-areas):
+        if len(keep) >= count:
+            break
+        keep.add(int(i))
+    keep = np.array(sorted(keep))
+    return normals[keep], offsets[keep]
 
 
 @dataclass

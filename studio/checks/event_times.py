@@ -8,7 +8,7 @@ named frame's origin within the tolerance of the body's surface; reach: two
 origins within the tolerance). The time is found as the sweep finds contacts:
 frame pairs whose proven lower bounds (the two frames, a slope bound, a
 convex body's planes) keep the distance above the level are passed over, the
-rest halved and measured, left first, to 1/10,000 of a frame. The frames are
+rest halved and measured, left first, to a hundredth of a frame. The frames are
 searched up to the first frame that meets it, so the time is the first one.
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ from studio.checks.probe import Probe, earliest, envelope
 from studio.checks.sweep_bounds import PairMotion, mesh_distance
 
 MOTION_KEY = "between_motion"
+RESOLUTION_T = 0.01         # frames: how finely an event's first time is located (said to a tenth)
 
 
 def motion_of(film: Footage) -> Motion:
@@ -71,7 +72,7 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
         la, lb = lows[j], lows[j + 1]
         if max(float(envelope(la, lb, bound.L[j])), float(bound.floor[j])) > level:
             continue
-        t = earliest(fn(int(k)), la, lb, float(bound.L[j]), level, met_b=False)
+        t = earliest(fn(int(k)), la, lb, float(bound.L[j]), level, met_b=False, resolution=RESOLUTION_T)
         if t is not None:
             return float(film.frames[k]) + t
     return None
@@ -130,7 +131,7 @@ def first_near(film: Footage, a_point: tuple[str, np.ndarray], b: tuple[str, np.
         if envelope(la, lb, L) > tol:
             continue
         t = earliest(lambda t, need, k=int(k): (lambda v: (v, v <= tol))(value(k, t)), la, lb, L, tol,
-                     met_b=False)
+                     met_b=False, resolution=RESOLUTION_T)
         if t is not None:
             return float(film.frames[k]) + t
     return None

@@ -21,7 +21,7 @@ from studio.checks.footage import Footage
 from studio.checks.sweep_bounds import mesh_distance
 
 RESOLUTION = 1e-6           # metres: a lower bound within this of the threshold counts as meeting it
-TIME_RESOLUTION = 1e-4      # frames: how finely a time of contact is located
+TIME_RESOLUTION = 1e-3      # frames: how finely a time of first contact is located
 CHUNK = 2048
 
 
@@ -118,19 +118,20 @@ class Probe:
         out["low"][:] = np.where(run, np.maximum(box, proven), box)
 
 
-def earliest(fn, la: float, lb: float, L: float, level: float, met_b: bool = True) -> float | None:
+def earliest(fn, la: float, lb: float, L: float, level: float, met_b: bool = True,
+             resolution: float = TIME_RESOLUTION) -> float | None:
     """The earliest fraction t in (0, 1] where fn says a function meets `level` (at or below it).
 
     fn(t, need) -> (a proven lower bound at t, whether it meets the level there); `need` is the
     bound that would settle both halves around t. la, lb: lower bounds at the ends; L: the
     function's slope bound over the whole stretch; met_b: whether it meets the level at t = 1.
     Stretches whose bound stays above the level are passed over; the rest are halved, left first,
-    down to TIME_RESOLUTION."""
+    down to `resolution` (a fraction of the stretch)."""
     stack = [(0.0, 1.0, la, lb, met_b)]
     while stack:
         ta, tb, ga, gb, mb = stack.pop()
         h = tb - ta
-        if h <= TIME_RESOLUTION or 0.5 * L * h <= RESOLUTION or envelope(ga, gb, L * h) > level:
+        if h <= resolution or 0.5 * L * h <= RESOLUTION or envelope(ga, gb, L * h) > level:
             if mb:
                 return tb
             continue

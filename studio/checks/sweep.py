@@ -26,7 +26,7 @@ the other body has L = 0 and is settled at once. A bound that stays within a
 micrometre of tau is taken as passing.
 
 A failing frame pair's evidence names both frames, the bodies, the time of
-first contact (the surfaces first meet, to 1/10,000 of a frame; the first
+first contact (the surfaces first meet, to a thousandth of a frame; the first
 frame itself when they already touch there) and the deepest point of the
 sweep (time, depth, axis, point), found by branch and bound to 0.1 mm.
 """
@@ -191,8 +191,11 @@ def _apart_ends(film: Footage, a_all, b_all, s: Stretches):
     la, lb = s.la.copy(), s.lb.copy()
     if film.scale is not None:
         return la, lb
-    todo = [(0, i, int(s.k[i])) for i in np.nonzero(la > 0)[0]] + \
-        [(1, i, int(s.k[i]) + 1) for i in np.nonzero(lb > 0)[0]]
+    # a convex body's planes already bound its distance from anything: the mesh distance is for the rest
+    convex = np.array([sh.planes is not None for sh in film.shapes])
+    free = ~(convex[a_all[s.p]] | convex[b_all[s.p]])
+    todo = [(0, i, int(s.k[i])) for i in np.nonzero(free & (la > 0))[0]] + \
+        [(1, i, int(s.k[i]) + 1) for i in np.nonzero(free & (lb > 0))[0]]
     if not todo:
         return la, lb
     end, i, f = (np.array(v) for v in zip(*todo))
@@ -260,10 +263,11 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
             break
         # ends known only not to be deeper than tau (or left unmeasured while the planes were expected
         # to settle the stretch): measured at the coarsest threshold that could settle it now
+        room = np.minimum(s.ha, s.hb).max(axis=1) + s.tl         # the planes may yet settle these
         for end in ("la", "lb"):
             lows = getattr(s, end)
             theta = _threshold(s.tl, s.L * (s.tb - s.ta))
-            bare = np.nonzero(~np.isfinite(lows) | ((theta > 0) & (lows < -theta) & (lows >= -s.tl)))[0]
+            bare = np.nonzero(~np.isfinite(lows) | ((theta > 0) & (lows < -theta) & (lows >= -s.tl) & ~(room > 0)))[0]
             if len(bare):
                 t = s.ta[bare] if end == "la" else s.tb[bare]
                 th = np.where(theta[bare] > 0, theta[bare], s.tl[bare] / 2.0)
