@@ -151,3 +151,43 @@ def test_the_verify_table_wraps_evidence_at_whole_fields(capsys):
         assert field in note.split(" ") or field in note, field
     assert "(1 more: --json FILE lists every one)" in note
     assert "axis" not in note and "point" not in note
+
+
+def test_between_frame_verdicts_agree_with_an_independent_dense_scorer():
+    """A box wanders round a slab (steps of ~10 cm and ~0.4 rad), every frame passing on its own; the
+    truth between two frames is the exact box-box overlap (separating axes, tests/checks_films.py) at
+    200 points of the straight line and slerp (scipy's, not the studio's) between them. Frame pairs
+    within 0.6 mm of tau at their deepest are not judged (200 points place the deepest no closer)."""
+    from scipy.spatial.transform import Rotation, Slerp
+
+    from checks_films import box, meshes, sat_depth, scene, still, tracks
+    from studio.checks.run import run_checks
+    slab, mover, home = [0.3, 0.3, 0.1], [0.1, 0.08, 0.06], [0, 0, 0, 1, 0, 0, 0]
+    rng = np.random.default_rng(23)
+    frames = 48
+    pos, rots = [np.array([0.25, 0.0, 0.0])], [Rotation.identity()]
+    while len(pos) < frames:
+        p = pos[-1] + rng.normal(size=3) * 0.1
+        r = Rotation.from_rotvec(rng.normal(size=3) * 0.4) * rots[-1]
+        q = r.as_quat()                                                   # x y z w
+        if -0.06 < sat_depth(mover, [*p, q[3], q[0], q[1], q[2]], slab, home) <= 0.004:
+            pos.append(p)
+            rots.append(r)
+    tau, ts = 0.005, np.linspace(0, 1, 202)[1:-1]
+    truth_fail, truth_pass = set(), set()
+    for k in range(frames - 1):
+        path = Slerp([0, 1], Rotation.concatenate([rots[k], rots[k + 1]]))(ts).as_quat()
+        deepest = max(sat_depth(mover, [*(pos[k] + t * (pos[k + 1] - pos[k])), q[3], q[0], q[1], q[2]], slab, home)
+                      for t, q in zip(ts, path))
+        if deepest > tau + 0.0006:
+            truth_fail.add(k + 1)
+        elif deepest < tau - 0.0006:
+            truth_pass.add(k + 1)
+    roots = np.array([[*p, r.as_quat()[3], *r.as_quat()[:3]] for p, r in zip(pos, rots)])
+    sc = scene([box("slab", slab, kind="static"), box("mover", mover, flags=["self_propelled"])])
+    (pen,) = [r for r in run_checks(sc, meshes(sc), tracks(1, slab=still([0, 0, 0], n=frames), mover=roots))
+              if r.name == "NoPenetration"]
+    found = {e["frame"] for e in pen.evidence if e.get("between")}
+    assert not [e for e in pen.evidence if not e.get("between")]        # no frame fails on its own
+    assert len(truth_fail) >= 6 and len(truth_pass) >= 20                # both kinds are there to judge
+    assert truth_fail <= found and not (found & truth_pass)

@@ -32,7 +32,7 @@ from studio.scene.transforms import quat_normalize, slerp
 
 from studio.checks.footage import Footage
 
-HULL_POINTS = 256           # a hull with more vertices is bounded by its box's 8 corners instead
+HULL_POINTS = 1024          # a hull with more vertices is bounded by its box's 8 corners instead
 _HULLS: dict[str, np.ndarray] = {}
 _PLANES: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
@@ -73,6 +73,20 @@ def hull_planes(shape) -> tuple[np.ndarray, np.ndarray] | None:
                 planes = None
         _PLANES[shape.hash] = planes
     return _PLANES[shape.hash]
+
+
+def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """(n,) the largest |D a + d| over points a (V,3), for matrices D (n,3,3) and vectors d (n,3):
+    |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product."""
+    if len(D) == 0:
+        return np.zeros(0)
+    G = np.einsum("nki,nkj->nij", D, D)
+    h = np.einsum("nki,nk->ni", D, d)
+    x, y, z = points[:, 0], points[:, 1], points[:, 2]
+    mono = np.stack([x * x, y * y, z * z, 2 * x * y, 2 * x * z, 2 * y * z], axis=1)          # (V,6)
+    coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2]])  # (6,n)
+    q = mono @ coef + 2.0 * (points @ h.T) + np.sum(d * d, axis=1)[None]
+    return np.sqrt(np.maximum(q.max(axis=0), 0.0))
 
 
 def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, count: int = 64):
@@ -155,8 +169,7 @@ class Motion:
         rho = float(np.max(np.linalg.norm(points, axis=1), initial=0.0))
         W, dW, S, M = self._chain(i, rho)
         w = self.film.world[i, :self.n]
-        p = np.einsum("fij,vj->fvi", w[:, :3, :3], points) + w[:, None, :3, 3]
-        chord = np.max(np.linalg.norm(p[1:] - p[:-1], axis=2), axis=1) if self.n > 1 else np.zeros(0)
+        chord = farthest(points, w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
         return np.minimum(S, chord + 0.5 * M), M
 
     def _bound(self) -> Rates:
@@ -171,9 +184,8 @@ class Motion:
                 w = film.world[i, :n]
                 if i in film.forms:          # its shape changes: the union of its forms' hulls
                     pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
-                p = np.einsum("fij,vj->fvi", w[:, :3, :3], pts) + w[:, None, :3, 3]
-                d = np.linalg.norm(p[1:] - p[:-1], axis=2).max(axis=1)
-                d = np.maximum(d, np.linalg.norm(w[1:, :3, 3] - w[:-1, :3, 3], axis=1))   # the origin too
+                d = farthest(np.vstack([pts, np.zeros((1, 3))]),             # the origin too
+                             w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
                 S = np.minimum(S, d + 0.5 * M)
             for a, v in zip(out, (W, dW, S, M)):
                 a[i] = v

@@ -44,15 +44,15 @@ class Probe:
         """Per query (bodies a, b at fraction t of frame pair k), with threshold theta:
         r, the pair query's gap (exact below -theta; above theta only known to be above it),
         low, a proven lower bound of the gap (the boxes' distance, or what r proves),
-        axis and point (world), tau at that time, and whether the query ran (not when the
-        boxes alone prove `need`). pair_w: the two bodies' world matrices (2,Q,4,4) if known."""
+        axis and point (world), tau at that time, whether the query ran (not when the
+        boxes alone prove `need`), and whether low is only theta's band (-theta). pair_w: the two bodies' world matrices (2,Q,4,4) if known."""
         a, b, k = (np.atleast_1d(np.asarray(v, np.int64)) for v in (a, b, k))
         t, theta = (np.atleast_1d(np.asarray(v, float)) for v in (t, theta))
         Q = len(a)
         theta = np.broadcast_to(theta, (Q,)).astype(float)
         need = np.full(Q, np.inf) if need is None else np.broadcast_to(np.asarray(need, float), (Q,))
         out = {"r": np.full(Q, np.inf), "low": np.zeros(Q), "axis": np.zeros((Q, 3)), "point": np.zeros((Q, 3)),
-               "tau": np.zeros(Q), "ran": np.zeros(Q, bool)}
+               "tau": np.zeros(Q), "ran": np.zeros(Q, bool), "band": np.zeros(Q, bool)}
         for s in range(0, Q, CHUNK):
             part = slice(s, s + CHUNK)
             pw = self.pair_world(a[part], b[part], k[part], t[part]) if pair_w is None else pair_w[:, part]
@@ -116,6 +116,8 @@ class Probe:
         out["ran"][:] = run
         proven = np.where(r < -theta, r, np.where(r <= theta, -theta, np.maximum(theta, dist)))
         out["low"][:] = np.where(run, np.maximum(box, proven), box)
+        # known only not to be deeper than theta: a finer threshold could say more
+        out["band"][:] = run & (r >= -theta) & (r <= theta) & (out["low"] <= -theta)
 
 
 def earliest(fn, la: float, lb: float, L: float, level: float, met_b: bool = True,

@@ -67,6 +67,8 @@ class Stretches:
     stray: np.ndarray
     ha: np.ndarray          # lowest hull vertex above each plane at the stretch's ends
     hb: np.ndarray
+    ba: np.ndarray          # whether la (lb) is only a threshold's band (not deeper than it), which a
+    bb: np.ndarray          # finer threshold could raise
 
     def __len__(self) -> int:
         return len(self.k)
@@ -157,12 +159,16 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> S
     n = len(ks)
     s = Stretches(ks, ps, np.zeros(n), np.ones(n), l0[ks, ps], l1[ks, ps], np.zeros(n), np.full(n, -np.inf),
                   tau_lo[ks, ps], np.full(n, -1), np.zeros((n, PLANES, 3)), np.zeros((n, PLANES)), np.zeros(n),
-                  np.zeros((n, PLANES)), np.zeros((n, PLANES)))
+                  np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
     for p in np.unique(ps):
         sel = np.nonzero(ps == p)[0]
         b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel])
         s.L[sel], s.floor[sel], s.side[sel] = b.L, b.floor, b.side
         s.normals[sel], s.offsets[sel], s.stray[sel], s.ha[sel], s.hb[sel] = b.normals, b.offsets, b.stray, b.h0, b.h1
+    # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
+    s.la = np.maximum(s.la, s.ha.max(axis=1))
+    s.lb = np.maximum(s.lb, s.hb.max(axis=1))
+    s.ba, s.bb = s.la <= -s.tl, s.lb <= -s.tl          # the per-frame measure's band: not deeper than tau
     return s
 
 
@@ -220,8 +226,8 @@ def _measure_ends(probe: Probe, a_all, b_all, s: Stretches):
     la, lb, tl, L = s.la.copy(), s.lb.copy(), s.tl, s.L
     theta = _threshold(tl, L)
     todo = []
-    for end, lows, frames in ((0, la, s.k), (1, lb, s.k + 1)):
-        for i in np.nonzero((theta > 0) & (lows < -theta))[0]:
+    for end, lows, band, frames in ((0, la, s.ba, s.k), (1, lb, s.bb, s.k + 1)):
+        for i in np.nonzero(band & (theta > 0) & (lows < -theta))[0]:
             todo.append((end, i, int(frames[i])))
     if not todo:
         return la, lb, 0
@@ -231,9 +237,12 @@ def _measure_ends(probe: Probe, a_all, b_all, s: Stretches):
     inv = inv.reshape(-1)
     q = i[first]
     res = probe.at(a_all[s.p[q]], b_all[s.p[q]], f[first], np.zeros(len(q)), theta[q])
-    got = res["low"][inv]
-    la[i[end == 0]] = np.maximum(la[i[end == 0]], got[end == 0])
-    lb[i[end == 1]] = np.maximum(lb[i[end == 1]], got[end == 1])
+    got, band = res["low"][inv], res["band"][inv]
+    for e, lows, flags in ((0, la, s.ba), (1, lb, s.bb)):
+        at = i[end == e]
+        better = got[end == e] > lows[at]
+        lows[at] = np.where(better, got[end == e], lows[at])
+        flags[at] = np.where(better, band[end == e], flags[at])
     return la, lb, len(uniq)
 
 
@@ -264,16 +273,18 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         # ends known only not to be deeper than tau (or left unmeasured while the planes were expected
         # to settle the stretch): measured at the coarsest threshold that could settle it now
         room = np.minimum(s.ha, s.hb).max(axis=1) + s.tl         # the planes may yet settle these
-        for end in ("la", "lb"):
-            lows = getattr(s, end)
+        for end, flag in (("la", "ba"), ("lb", "bb")):
+            lows, band = getattr(s, end), getattr(s, flag)
             theta = _threshold(s.tl, s.L * (s.tb - s.ta))
-            bare = np.nonzero(~np.isfinite(lows) | ((theta > 0) & (lows < -theta) & (lows >= -s.tl) & ~(room > 0)))[0]
+            bare = np.nonzero(~np.isfinite(lows) | (band & (theta > 0) & (lows < -theta) & ~(room > 0)))[0]
             if len(bare):
                 t = s.ta[bare] if end == "la" else s.tb[bare]
                 th = np.where(theta[bare] > 0, theta[bare], s.tl[bare] / 2.0)
                 res = probe.at(a_all[s.p[bare]], b_all[s.p[bare]], s.k[bare], t, th)
                 probes += int(res["ran"].sum())
-                lows[bare] = np.maximum(lows[bare], res["low"])
+                better = res["low"] > lows[bare]
+                lows[bare] = np.where(better, res["low"], lows[bare])
+                band[bare] = np.where(better, res["band"], band[bare])
         tm = 0.5 * (s.ta + s.tb)
         pw = probe.pair_world(a_all[s.p], b_all[s.p], s.k, tm)
         hm = _plane_heights(film, a_all, b_all, s, pw)
@@ -290,9 +301,13 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         # where the planes hold above -tau at the ends and the middle, halving alone will settle it
         # (the hull's stray from its chords shrinks with the square of the stretch): no measurement
         room = np.minimum(np.minimum(s.ha, hm), s.hb).max(axis=1) + s.tl
-        held = (room > 0) & (s.stray * (s.tb - s.ta) ** 2 / 2048.0 < room)   # within four more halvings
-        ask = np.nonzero(np.isfinite(need) & ~held)[0]
-        lm = np.full(len(s), -np.inf)
+        held = (room > 0) & (s.stray * (s.tb - s.ta) ** 2 / (8.0 * 4.0 ** 8) < room)   # within eight halvings
+        lm = hm.max(axis=1)                                       # the planes bound the middle too
+        bm = np.zeros(len(s), bool)
+        # touching by the planes (the hull at or just below one): a measurement could neither find a
+        # failure there nor prove more than the planes do
+        touching = (lm > -theta) & (lm <= 0)
+        ask = np.nonzero(np.isfinite(need) & ~held & ~(lm > need) & ~touching)[0]
         if len(ask):
             p = s.p[ask]
             res = probe.at(a_all[p], b_all[p], s.k[ask], tm[ask], theta[ask], need=need[ask], pair_w=pw[:, ask])
@@ -305,7 +320,8 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
                 probes += len(again)
                 for key in ("r", "axis", "point"):
                     res[key][again] = res2[key]
-            lm[ask] = res["low"]
+            bm[ask] = res["band"] & (res["low"] > lm[ask])
+            lm[ask] = np.maximum(lm[ask], res["low"])
             for j in np.nonzero(res["r"] < -res["tau"])[0]:
                 i = ask[j]
                 key = (int(s.k[i]), int(s.p[i]))
@@ -320,8 +336,8 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         unresolved |= over - set(found)
         go = np.array([key not in found and key not in over for key in keys], bool)
         left, right = s.take(go), s.take(go)
-        left.tb, left.lb, left.hb, left.floor = tm[go], lm[go], hm[go], f1[go]
-        right.ta, right.la, right.ha, right.floor = tm[go], lm[go], hm[go], f2[go]
+        left.tb, left.lb, left.hb, left.floor, left.bb = tm[go], lm[go], hm[go], f1[go], bm[go]
+        right.ta, right.la, right.ha, right.floor, right.ba = tm[go], lm[go], hm[go], f2[go], bm[go]
         s = Stretches(*(np.concatenate([getattr(left, f.name), getattr(right, f.name)]) for f in fields(Stretches)))
     return found, probes, sorted(unresolved)
 
@@ -338,9 +354,7 @@ def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) ->
         r = similar_inverse(w_other) @ w_this
         for body in np.unique(this):
             at = np.nonzero(this == body)[0]
-            pts = hull_points(film.shapes[body])
-            z = np.einsum("nij,vj->nvi", r[at, :3, :3], pts) + r[at, None, :3, 3]
-            out[sel[at]] = heights(z, s.normals[sel[at]], s.offsets[sel[at]])
+            out[sel[at]] = heights(hull_points(film.shapes[body]), r[at], s.normals[sel[at]], s.offsets[sel[at]])
     return out
 
 

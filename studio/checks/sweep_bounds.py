@@ -18,7 +18,8 @@
   and that chord's distance to the other's surface is exact (python-fcl,
   segment against the mesh), so a rolling ball is settled by its two frames.
 - Distances: two bodies whose surfaces are apart are at least their exact
-  mesh distance (python-fcl) apart, sample by sample.
+  mesh distance (python-fcl) apart, sample by sample; a body that fills nine
+  tenths of its oriented box is measured by the box, which holds it.
 """
 from __future__ import annotations
 
@@ -28,13 +29,14 @@ import fcl
 import numpy as np
 import trimesh
 
-from studio.checks.between import Motion, hull_planes, hull_points
+from studio.checks.between import Motion, farthest, hull_planes, hull_points
 from studio.checks.contacts import similar_inverse
 from studio.checks.footage import Footage
 from studio.checks.shape import Shape
 
 PLANES = 4                  # face planes of a convex body kept as certificates, those facing the other first
 _MODELS: dict[str, fcl.BVHModel] = {}
+_PROXIES: dict[str, tuple] = {}
 _BALLS: dict[str, tuple[np.ndarray, float, float]] = {}
 
 
@@ -52,14 +54,34 @@ def model(shape: Shape) -> fcl.BVHModel:
     return m
 
 
+def proxy(shape: Shape) -> tuple[object, np.ndarray]:
+    """What python-fcl measures the shape by, and where it sits in the shape's frame: its oriented
+    bounding box where the body fills nine tenths of it (a box, which holds the body, measures fast
+    and no farther than the body), else its mesh."""
+    got = _PROXIES.get(shape.hash)
+    if got is None:
+        got = (model(shape), np.eye(4))
+        try:
+            box = shape.mesh.bounding_box_oriented
+            extents = np.asarray(box.primitive.extents, float)
+            if shape.mesh.is_watertight and abs(shape.mesh.volume) >= 0.9 * float(np.prod(extents)) > 0:
+                got = (fcl.Box(*extents), np.asarray(box.primitive.transform, float))
+        except Exception:       # a flat or degenerate mesh: its mesh it is
+            pass
+        _PROXIES[shape.hash] = got
+    return got
+
+
 def mesh_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
-    """(Q,) exact distance between the two surfaces for relative poses rel (A-local -> B-local, rigid);
-    0 where they touch or cross."""
-    oa = fcl.CollisionObject(model(sa), fcl.Transform())
-    ob = fcl.CollisionObject(model(sb), fcl.Transform())
+    """(Q,) a proven lower bound, exact for meshes, of the distance between the two surfaces for
+    relative poses rel (A-local -> B-local, rigid); 0 where they (or their boxes) touch or cross."""
+    (ga, pa), (gb, pb) = proxy(sa), proxy(sb)
+    oa = fcl.CollisionObject(ga, fcl.Transform())
+    ob = fcl.CollisionObject(gb, fcl.Transform(pb[:3, :3], pb[:3, 3]))
     out = np.zeros(len(rel))
+    place = rel @ pa
     for q in range(len(rel)):
-        oa.setTransform(fcl.Transform(rel[q, :3, :3], rel[q, :3, 3]))
+        oa.setTransform(fcl.Transform(place[q, :3, :3], place[q, :3, 3]))
         d = fcl.distance(oa, ob, fcl.DistanceRequest(), fcl.DistanceResult())
         out[q] = max(float(d), 0.0)
     return out
@@ -144,14 +166,12 @@ class PairMotion:
         best = np.full(n, -np.inf)
         for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
             pts = hull_points(film.shapes[this])
-            z0 = np.einsum("nij,vj->nvi", r0[:, :3, :3], pts) + r0[:, None, :3, 3]
-            z1 = np.einsum("nij,vj->nvi", r1[:, :3, :3], pts) + r1[:, None, :3, 3]
-            L_rel, acc = self._relative(this, other, ks, z0, z1)
+            L_rel, acc = self._relative(this, other, ks, pts, r0, r1)
             out.L = np.minimum(out.L, L_rel)
             planes = hull_planes(film.shapes[other])
             if planes is not None:
-                nrm, off = _facing(planes, z0)
-                h0, h1 = heights(z0, nrm, off), heights(z1, nrm, off)
+                nrm, off = _facing(planes, r0[:, :3, :3] @ pts.mean(axis=0) + r0[:, :3, 3])
+                h0, h1 = heights(pts, r0, nrm, off), heights(pts, r1, nrm, off)
                 value = np.minimum(h0, h1).max(axis=1) - acc / 8.0
                 take = value > best
                 best = np.where(take, value, best)
@@ -163,11 +183,12 @@ class PairMotion:
                 out.floor = np.maximum(out.floor, self._ball_floor(this, other, ks, r0, r1, c, r_out))
         out.floor = np.maximum(out.floor, best)
         return out
-    def _relative(self, this: int, other: int, ks: np.ndarray, z0: np.ndarray, z1: np.ndarray):
-        """Speed and acceleration bounds of points z (this body's, in the other's frame at both frames)."""
+    def _relative(self, this: int, other: int, ks: np.ndarray, pts: np.ndarray, r0: np.ndarray, r1: np.ndarray):
+        """Speed and acceleration bounds of this body's hull points in the other's frame (relative poses
+        r0, r1 at the two frames)."""
         R = self.motion.rates
-        chord = np.linalg.norm(z1 - z0, axis=2).max(axis=1)
-        reach = np.maximum(np.linalg.norm(z0, axis=2), np.linalg.norm(z1, axis=2)).max(axis=1)
+        chord = farthest(pts, r1[:, :3, :3] - r0[:, :3, :3], r1[:, :3, 3] - r0[:, :3, 3])
+        reach = np.maximum(farthest(pts, r0[:, :3, :3], r0[:, :3, 3]), farthest(pts, r1[:, :3, :3], r1[:, :3, 3]))
         lam = reach + 0.5 * (R.S[this, ks] + R.S[other, ks])
         Wo = R.W[other, ks]
         K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
@@ -204,11 +225,11 @@ class PairMotion:
         return self._outside[key]
 
 
-def _facing(planes, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The PLANES face planes of a convex body that points z (n,V,3) stand farthest above, judged by
-    their middle (the separating planes, if any): (n,k,3), (n,k)."""
+def _facing(planes, middle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The PLANES face planes of a hull that a body whose points' middle is at `middle` (n,3) stands
+    farthest above (the separating planes, if any): (n,k,3), (n,k)."""
     normals, offsets = planes
-    above = z.mean(axis=1) @ normals.T - offsets                     # (n,P)
+    above = middle @ normals.T - offsets                             # (n,P)
     if above.shape[1] > PLANES:
         pick = np.argpartition(-above, PLANES - 1, axis=1)[:, :PLANES]    # (n,k)
     else:
@@ -221,6 +242,14 @@ def _facing(planes, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return nrm, off
 
 
-def heights(z: np.ndarray, normals: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """(n,k) the lowest of points z (n,V,3) above each plane (n,k)."""
-    return (np.einsum("nvi,nki->nkv", z, normals) - offsets[:, :, None]).min(axis=2)
+def heights(pts: np.ndarray, rel: np.ndarray, normals: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """(n,k) the lowest of local points pts (V,3), placed by rel (n,4,4), above each plane (n,k):
+    n.(R a + t) - o = (R^T n).a + n.t - o, one product for all."""
+    local = np.einsum("nji,nkj->nki", rel[:, :3, :3], normals)                 # (n,k,3) normals in pts' frame
+    lift = np.einsum("nkj,nj->nk", normals, rel[:, :3, 3]) - offsets          # (n,k)
+    n, k = lift.shape
+    flat = local.reshape(n * k, 3)
+    step = max(1, (1 << 22) // max(len(pts), 1))                              # bounded memory
+    low = np.concatenate([(pts @ flat[i:i + step].T).min(axis=0) for i in range(0, n * k, step)]) if n else \
+        np.zeros(0)
+    return low.reshape(n, k) + lift
