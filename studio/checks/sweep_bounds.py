@@ -19,7 +19,7 @@
   segment against the mesh), so a rolling ball is settled by its two frames.
 - Distances: two bodies whose surfaces are apart are at least their exact
   mesh distance (python-fcl) apart, sample by sample; a body that fills nine
-  tenths of its oriented box is measured by the box, which holds it.
+  tenths of its bounding box is measured by the box, which holds it.
 """
 from __future__ import annotations
 
@@ -55,19 +55,21 @@ def model(shape: Shape) -> fcl.BVHModel:
 
 
 def proxy(shape: Shape) -> tuple[object, np.ndarray]:
-    """What python-fcl measures the shape by, and where it sits in the shape's frame: its oriented
-    bounding box where the body fills nine tenths of it (a box, which holds the body, measures fast
-    and no farther than the body), else its mesh."""
+    """What python-fcl measures the shape by, and where it sits in the shape's frame: its bounding
+    box where the body fills nine tenths of it (a box, which holds the body, measures fast and no
+    farther than the body), else its mesh."""
     got = _PROXIES.get(shape.hash)
     if got is None:
         got = (model(shape), np.eye(4))
+        extents = np.asarray(shape.hi, float) - np.asarray(shape.lo, float)
         try:
-            box = shape.mesh.bounding_box_oriented
-            extents = np.asarray(box.primitive.extents, float)
-            if shape.mesh.is_watertight and abs(shape.mesh.volume) >= 0.9 * float(np.prod(extents)) > 0:
-                got = (fcl.Box(*extents), np.asarray(box.primitive.transform, float))
-        except Exception:       # a flat or degenerate mesh: its mesh it is
-            pass
+            full = shape.mesh.is_watertight and abs(shape.mesh.volume) >= 0.9 * float(np.prod(extents)) > 0
+        except Exception:       # a degenerate mesh: its mesh it is
+            full = False
+        if full:
+            place = np.eye(4)
+            place[:3, 3] = 0.5 * (np.asarray(shape.hi, float) + np.asarray(shape.lo, float))
+            got = (fcl.Box(*extents), place)
         _PROXIES[shape.hash] = got
     return got
 

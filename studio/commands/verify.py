@@ -147,8 +147,8 @@ def _wrap(fields: list[str], room: int) -> list[str]:
 
 def _mean(rows: list[dict]) -> dict:
     out = {}
-    for key in ("penetration_rate", "floating_rate", "joint_violation_rate"):
-        vals = [r[key] for r in rows if r[key] is not None]
+    for key in ("penetration_rate", "floating_rate", "joint_violation_rate", "between_rate"):
+        vals = [r[key] for r in rows if r.get(key) is not None]
         out[key] = sum(vals) / len(vals) if vals else None
     return out
 
@@ -180,6 +180,10 @@ def cmd_score(args) -> int:
         label = f"mean of {len(groups[group])} {'films' if group == 'films' else 'single-pass baselines'}"
         print(f"{label:<40} {'':>7} {pct(m['penetration_rate']):>12} "
               f"{pct(m['floating_rate']):>10} {pct(m['joint_violation_rate']):>12}")
+    # penetration between frames is counted by frame pair, apart from the paper's per-frame rate
+    between = [f"{Path(n).name or n} {r['frame_pairs_with_penetration']}" for n, r in rows
+               if r.get("frame_pairs_with_penetration")]
+    print("frame pairs penetrating between frames: " + (", ".join(between) if between else "none"))
     if args.json:
         args.json.write_text(json.dumps({"films": [dict(r, film=n) for n, r in rows],
                                          "mean": means.get("films") or means.get("single-pass"),
