@@ -8,7 +8,7 @@ root=$(pwd)
 py=${PYTHON:-python3.11}
 command -v "$py" >/dev/null || py=python3
 
-apt_pkgs="xvfb xauth bubblewrap x11-utils desktop-file-utils python3.11 python3.11-venv libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxcb-cursor0 libxrender1 libxi6 libsm6 libice6 libfontconfig1 libdbus-1-3 libglib2.0-0 libxxf86vm1 libxfixes3 libxkbcommon0 libx11-xcb1 libxcb-xfixes0 libxcb-shm0 libxcb-sync1 libxcb-glx0 libxcb-dri3-0 libegl-mesa0 libgl1-mesa-dri"
+apt_pkgs="xvfb xauth bubblewrap libseccomp2 x11-utils desktop-file-utils python3.11 python3.11-venv libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxcb-cursor0 libxrender1 libxi6 libsm6 libice6 libfontconfig1 libdbus-1-3 libglib2.0-0 libxxf86vm1 libxfixes3 libxkbcommon0 libx11-xcb1 libxcb-xfixes0 libxcb-shm0 libxcb-sync1 libxcb-glx0 libxcb-dri3-0 libegl-mesa0 libgl1-mesa-dri"
 missing=""
 for p in $apt_pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

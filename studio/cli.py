@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
+    guarded = _guard(args)
     try:
         code = args.func(args)
     except KeyboardInterrupt:
@@ -44,7 +45,31 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as e:      # one line for the person; a traceback only in the log
         return report(e, args, argv)
+    finally:
+        _unguard(guarded)
     return int(code or 0)
+
+
+def _guard(args) -> tuple | None:
+    """Put the terminal guard on stdout and stderr (control characters escaped, each line cut at
+    a thousand characters with its size): text from a project, a calls file, a model or agent code
+    reaches the terminal only so. Output meant for a program (--json, a calls file on stdout) is
+    JSON, which carries no control character, and is left whole."""
+    if getattr(args, "json", None) is True or getattr(args, "calls", None) == "-":
+        return None
+    from studio.store.shown import GuardedStream
+    old = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = GuardedStream(old[0]), GuardedStream(old[1])
+    return old
+
+
+def _unguard(old: tuple | None) -> None:
+    if old is None:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "finish"):
+            stream.finish()
+    sys.stdout, sys.stderr = old
 
 
 if __name__ == "__main__":

@@ -28,6 +28,10 @@ def plan_replies(plan: dict | str) -> list[dict]:
     return [{"content": SCENE_BRIEF}, {"content": MOTION_BRIEF}, {"content": text}]
 
 
+# The agent's log: a run that fails is recorded there (its tokens, time and reason), and nowhere else.
+LOG = ("agent_steps", "audit")
+
+
 def db_dump(project, skip: tuple[str, ...] = ()) -> dict:
     """Every row of every table, to compare a project before and after."""
     tables = [r[0] for r in project.db.execute(

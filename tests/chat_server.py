@@ -14,9 +14,22 @@ replies consumed in order, each a dict with any of
   finish: str               the finish reason (e.g. "length")
   reasoning: str            reasoning text, sent in the habit's reasoning field
   habits: {...}             this reply's habits over the server's
+  hang: seconds             stream a piece of text every `hang` seconds and never finish
+                            (until the client lets go, or 60 s)
 It speaks both plain JSON replies and streaming SSE (`stream: true`), records
-every request (body and headers) in `requests`, and replies 500 with a clear
+every chat request (body and headers) in `requests` and every other one (the
+context and model-list look-ups) in `lookups`, and replies 500 with a clear
 message once the script is used up. Use it as a context manager.
+
+Like a real server it bounds each reply by the request's `max_tokens` (four
+characters a token, as its usage counts them): a longer scripted reply is cut
+there with finish reason "length" (habit "max_tokens": "ignore" sends it
+whole). With habit "context" (tokens), it answers the look-ups the way its
+server does (llama.cpp's /props, vLLM's max_model_len in /v1/models,
+Ollama's /api/show) and refuses a prompt longer than that context with its
+server's error, counting three characters a token; vLLM counts the
+`max_tokens` asked for too. `/v1/models` lists habit "models" (default the
+one model "scripted").
 
 `habits` (see HABITS) reproduce how real servers differ, one at a time: how
 tool calls are split into stream chunks, ids, index, argument encoding, the
@@ -35,6 +48,7 @@ OPENAI = {"pieces": 3, "ids": "first_piece", "index": True, "args": "text", "rea
           "empty_choices": False, "done": True, "usage": "final_chunk", "role_chunk": True,
           "calls_in_one_chunk": False, "name_every_piece": False,
           "response_format": "accept", "tools": "accept", "errors": "openai",
+          "max_tokens": "honor", "context": None, "models": ["scripted"], "server": "openai",
           "context_error": "This model's maximum context length is 8192 tokens. However, your messages "
                            "resulted in 9120 tokens. Please reduce the length of the messages."}
 
@@ -43,17 +57,17 @@ HABITS = {
     # last chunk with no choices, [DONE] at the end, {"error": {"message", "type", "code"}}.
     "openai": OPENAI,
     # Ollama's /v1: each tool call whole in one chunk (its own index and id), reasoning in "reasoning".
-    "ollama": {**OPENAI, "pieces": 1, "reasoning_field": "reasoning", "errors": "openai_plain"},
+    "ollama": {**OPENAI, "pieces": 1, "reasoning_field": "reasoning", "errors": "openai_plain", "server": "ollama"},
     # vLLM: arguments streamed in many small pieces, reasoning in "reasoning_content", errors as
     # {"object": "error", "message", "type", "code"}.
-    "vllm": {**OPENAI, "pieces": 7, "reasoning_field": "reasoning_content", "errors": "vllm",
+    "vllm": {**OPENAI, "pieces": 7, "reasoning_field": "reasoning_content", "errors": "vllm", "server": "vllm",
              "context_error": "This model's maximum context length is 4096 tokens. However, you requested "
                               "5210 tokens (4186 in the messages, 1024 in the completion)."},
     # llama.cpp's server: usage (and timings) in the chunk that carries the finish reason (delta {}),
     # the id repeated with every piece, errors {"error": {"code", "message", "type"}}. Some of its
     # forks end the stream without [DONE] (habit "done": False).
     "llamacpp": {**OPENAI, "pieces": 4, "ids": "every_piece", "usage": "last_choice_chunk",
-                 "reasoning_field": "reasoning_content", "errors": "openai",
+                 "reasoning_field": "reasoning_content", "errors": "openai", "server": "llamacpp",
                  "context_error": "the request exceeds the available context size, try increasing it"},
 }
 
@@ -70,6 +84,7 @@ class ChatServer:
         self.habits = dict(HABITS[habits] if isinstance(habits, str) else {**OPENAI, **habits})
         self.script: list[dict] = list(script or [])
         self.requests: list[dict] = []
+        self.lookups: list[dict] = []
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -150,6 +165,24 @@ def _tool_chunks(calls: list[dict], habits: dict) -> list[dict]:
     return [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [tc]}} for p in pieces for tc in p]
 
 
+def prompt_tokens(request: dict) -> int:
+    """The prompt's size as the scripted server counts it against its context: 3 characters a token."""
+    chars = sum(len(str(m.get("content") or "")) + len(json.dumps(m.get("tool_calls") or []))
+                for m in request.get("messages", []))
+    return (chars + len(json.dumps(request.get("tools") or [], separators=(",", ":")))) // 3
+
+
+def _bounded(reply: dict, request: dict, habits: dict) -> dict:
+    """The reply cut at the request's max_tokens (4 characters a token), as a server does."""
+    limit = request.get("max_tokens") or request.get("max_completion_tokens")
+    if habits["max_tokens"] != "honor" or not limit:
+        return reply
+    text = reply.get("content") or ""
+    if len(text) > 4 * int(limit):
+        return {**reply, "content": text[: 4 * int(limit)], "tool_calls": None, "finish": "length"}
+    return reply
+
+
 def _usage(reply: dict, request: dict) -> dict:
     prompt = sum(len(str(m.get("content") or "")) for m in request.get("messages", [])) // 4
     completion = len(reply.get("content") or "") // 4 + 8 * len(reply.get("tool_calls") or [])
@@ -163,6 +196,19 @@ def _handler_for(server: ChatServer):
         def log_message(self, *args) -> None:   # keep test output quiet
             pass
 
+        def do_GET(self) -> None:
+            server.lookups.append({"path": self.path, "headers": dict(self.headers)})
+            h, ctx = server.habits, server.habits["context"]
+            if self.path.rstrip("/").endswith("/v1/models"):
+                entries = [{"id": m, "object": "model", "owned_by": h["server"], "created": 0,
+                            **({"max_model_len": ctx} if h["server"] == "vllm" and ctx else {})}
+                           for m in h["models"]]
+                return self._send_json(200, {"object": "list", "data": entries})
+            if self.path == "/props" and h["server"] == "llamacpp" and ctx:
+                return self._send_json(200, {"default_generation_settings": {"n_ctx": ctx, "n_predict": -1},
+                                             "total_slots": 1, "model_path": "scripted.gguf"})
+            return self._send_json(404, {"error": {"message": f"File Not Found: {self.path}"}})
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
@@ -170,13 +216,24 @@ def _handler_for(server: ChatServer):
                 request = json.loads(raw)
             except json.JSONDecodeError:
                 return self._send_json(400, {"error": {"message": "request body is not JSON"}})
-            server.requests.append({"path": self.path, "body": request, "headers": dict(self.headers)})
             if not self.path.endswith("/chat/completions"):
+                server.lookups.append({"path": self.path, "body": request, "headers": dict(self.headers)})
+                h = server.habits
+                if self.path == "/api/show" and h["server"] == "ollama" and h["context"]:
+                    return self._send_json(200, {"parameters": f"num_ctx {h['context']}\nstop \"<end>\"",
+                                                 "model_info": {"gemma3.context_length": 32768}})
                 return self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            server.requests.append({"path": self.path, "body": request, "headers": dict(self.headers)})
+            habits = server.habits
+            ctx = habits["context"]
+            asked = prompt_tokens(request) + (int(request.get("max_tokens") or 0) if habits["server"] == "vllm" else 0)
+            if ctx and asked > ctx:        # refused before the model runs: the scripted reply is still to come
+                return self._error(400, habits["context_error"], habits)
             reply = server.next_reply()
             if reply is None:
                 return self._send_json(500, {"error": {"message": "the scripted server has no reply left"}})
             habits = {**server.habits, **reply.get("habits", {})}
+            reply = _bounded(reply, request, habits)
             if reply.get("stall"):
                 time.sleep(float(reply["stall"]))
             if request.get("response_format") and habits["response_format"] != "accept":
@@ -254,6 +311,8 @@ def _handler_for(server: ChatServer):
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            if reply.get("hang"):
+                return self._hang(base, float(reply["hang"]))
             for e in events:
                 self._chunk(f"data: {e}\n\n".encode())
             self.wfile.flush()
@@ -262,6 +321,20 @@ def _handler_for(server: ChatServer):
                 return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
+
+        def _hang(self, base: dict, every: float) -> None:
+            """A stream that keeps sending and never finishes (bounded here at 60 s)."""
+            end = time.monotonic() + 60
+            try:
+                while time.monotonic() < end:
+                    piece = {**base, "choices": [{"index": 0, "delta": {"content": "thinking "},
+                                                  "finish_reason": None}]}
+                    self._chunk(f"data: {json.dumps(piece)}\n\n".encode())
+                    self.wfile.flush()
+                    time.sleep(every)
+            except (ConnectionError, OSError):
+                pass
+            self.close_connection = True
 
         def _error(self, status: int, message: str, habits: dict, headers: dict | None = None) -> None:
             shape = habits["errors"]

@@ -218,3 +218,20 @@ def step_film(path, height: float = 0.04) -> Project:
         box.call("review_state", {"state": sid, "verdict": "approve", "note": "as planned"})
     box.call("author_segment", {"segment": "here..there"})
     return project
+
+
+def cabinet_film(path) -> Project:
+    """The arm swings from raised to reaching under a cabinet's shelf; straight in joint space its
+    forearm sweeps through the shelf mid-way. The cabinet is plain rigid bodies (not marked static),
+    still in every key state: the set a repair must leave alone."""
+    project = Project.create(path, name="cabinet", fps=24, frame_start=A)
+    box = ToolBox(project, actor=REVIEWER)
+    _arm(box)
+    _body(box, "cab_side", [0.02, 0.6, 0.6], [-0.51, 0, 0.3, 1, 0, 0, 0], group="cabinet")
+    _body(box, "cab_shelf", [0.45, 0.6, 0.02], [-0.725, 0, 0.61, 1, 0, 0, 0], group="cabinet")
+    box.call("set_plan", {"plan": plan([("raised", A), ("under", B)], ["base", "cabinet"], [],
+                                       [{"segment": "raised..under", "tool": "interpolate", "params": {}}])})
+    _key(box, "raised", A, joints={"shoulder": -1.2, "elbow": 0.0})
+    _key(box, "under", B, joints={"shoulder": 0.3, "elbow": 0.0})
+    box.call("author_segment", {"segment": "raised..under"})
+    return project

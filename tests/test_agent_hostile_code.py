@@ -1,18 +1,24 @@
 """Hostile agent code, run through `studio agent run-code` as a person auditing it would.
 
-Each script tries one escape. After it, the test checks what a person would:
+Each script tries one escape. The studio runs with a secret in its session
+keyring (a fresh keyring of the test's own, joined by the launcher) and the
+model key in its environment. After it, the test checks what a person would:
 no file outside the job folder created, changed or deleted (the project's and
-a folder beside it), the project's database unchanged, an unrelated process
-the test started still alive and no process of the script left, nothing
-received by loopback UDP, TCP and abstract-socket listeners the test holds
-open, and the model key the studio's environment carries nowhere in the
-output or the job folder, in any of its disguises.
+a folder beside it), the project's database unchanged to the byte and
+`studio audit verify` passing, an unrelated process the test started still
+alive and no process of the script left, the run's own task group (named in
+its sandbox.log) removed, nothing received by loopback UDP, TCP and
+abstract-socket listeners the test holds open, and neither the keyring's
+secret nor the model key, in any of its disguises, in the output or the job
+folder. Time is judged only against the limits each test gives the run.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
 import os
+import platform
+import re
 import socket
 import subprocess
 import sys
@@ -28,7 +34,23 @@ from studio.sandbox.bubblewrap import wall_problem
 from studio.store.project import Project
 
 KEY = "sk-proj-HostileAudit0123456789abcdefXYZ"
-DISGUISES = [KEY, KEY[::-1], base64.b64encode(KEY.encode()).decode(), KEY.encode().hex()]
+SECRET = "HOST-KEYRING-SECRET-42"
+DISGUISES = [KEY, KEY[::-1], base64.b64encode(KEY.encode()).decode(), KEY.encode().hex(), SECRET, SECRET[::-1],
+             SECRET.encode().hex()]
+MARGIN = 30.0         # seconds a loaded machine may add before a run stopped at its limit is seen to end
+# Runs the studio in a new session keyring of its own holding SECRET, as a desktop session would hold one.
+LAUNCH = """
+import ctypes, os, sys
+import pyseccomp
+syscall_number = lambda name: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+assert libc.syscall(ctypes.c_long(syscall_number("keyctl")), 1, None) > 0, "no session keyring"
+secret = sys.argv[1].encode()
+assert libc.syscall(ctypes.c_long(syscall_number("add_key")), b"user", b"session_rtsecret", secret,
+                    ctypes.c_size_t(len(secret)), ctypes.c_long(-3)) > 0, os.strerror(ctypes.get_errno())
+os.execv(sys.executable, [sys.executable, "-m", "studio.cli", *sys.argv[2:]])
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -118,8 +140,20 @@ def _pids_of(world: World) -> list[int]:
     return found
 
 
-def _task_groups() -> set[str]:
-    return {str(p) for p in Path("/sys/fs/cgroup").glob("**/keypose-sandbox-*")}
+def _own_task_groups(job: Path) -> list[Path]:
+    """The task group (cgroup) folders this run made, as its sandbox.log names them."""
+    log = (job / "sandbox.log").read_text()
+    found = re.search(r"\(task group ([^)]*)\)", log)
+    return [Path(p) for p in found.group(1).split(", ")] if found else []
+
+
+def _run_seconds(job: Path) -> float:
+    """How long the run took, as the sandbox measured it (the studio's own start-up left out)."""
+    return float(re.search(r"^outcome: .* after ([0-9.]+) s$", (job / "sandbox.log").read_text(), re.M).group(1))
+
+
+def _db_bytes(project: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in project.glob("studio.db*")}
 
 
 def _received(s: socket.socket) -> bool:
@@ -141,19 +175,17 @@ class Audit:
     seconds: float
 
 
-def run_hostile(world: World, code: str, time_limit: float = 5.0) -> Audit:
+def run_hostile(world: World, code: str, time_limit: float = 30.0) -> Audit:
     script = world.root / "hostile.py"
     script.write_text(world.fill(code))
     before = _snapshot(world)
     with Project.open(world.project) as p:
         rows = db_dump(p)
-    groups = _task_groups()
+    db_before = _db_bytes(world.project)
     env = {**os.environ, "OPENAI_API_KEY": KEY, "KEYPOSE_SETTINGS": str(world.settings)}
-    t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "studio.cli", "agent", "run-code", str(world.project), str(script),
+    r = subprocess.run([sys.executable, "-c", LAUNCH, SECRET, "agent", "run-code", str(world.project), str(script),
                         "--time-limit", str(time_limit)], env=env, capture_output=True, text=True,
-                       timeout=time_limit + 60)
-    seconds = time.monotonic() - t0
+                       timeout=time_limit + 120)
     out = r.stdout + r.stderr
     jobs = [ln.split(": ", 1)[1] for ln in r.stdout.splitlines() if ln.startswith("job folder: ")]
     assert jobs, out
@@ -161,13 +193,17 @@ def run_hostile(world: World, code: str, time_limit: float = 5.0) -> Audit:
     assert job.parent == world.project / "jobs" and job.name.startswith("agent-part-")
     # what a person checks after the run
     assert _snapshot(world) == before, "a file outside the job folder was created, changed or deleted"
+    assert _db_bytes(world.project) == db_before, "studio.db changed"
     with Project.open(world.project) as p:
         assert db_dump(p) == rows, "the project's database changed"
+    verify = subprocess.run([sys.executable, "-m", "studio.cli", "audit", "verify", str(world.project)], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert verify.returncode == 0 and "audit log intact" in verify.stdout, verify.stdout + verify.stderr
     assert not list(Path("/tmp").glob(f"{world.marker}*")), "a file appeared in /tmp"
     time.sleep(0.2)
     assert world.victim.poll() is None, "the unrelated process was killed"
     assert _pids_of(world) == [], "a process of the agent code outlived its run"
-    assert _task_groups() == groups, "the run's task group (cgroup) was left behind"
+    assert not [g for g in _own_task_groups(job) if g.exists()], "the run's task group (cgroup) was left behind"
     assert not any(_received(s) for s in (world.udp, world.tcp, world.abstract)), "a packet left the sandbox"
     texts = [out]
     for top, _, files in os.walk(job):
@@ -180,8 +216,24 @@ def run_hostile(world: World, code: str, time_limit: float = 5.0) -> Audit:
                 texts.append(f.read(1 << 20).decode(errors="replace"))
     for form in DISGUISES:
         assert not any(form in t for t in texts), "the key was read"
-    return Audit(r.returncode, out, job, seconds)
+    return Audit(r.returncode, out, job, _run_seconds(job))
 
+
+SYSCALLS = """
+import ctypes, os
+from ctypes import c_long
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = c_long
+NUMBERS = {{"keyctl": 250, "add_key": 248, "request_key": 249, "io_uring_setup": 425, "io_uring_enter": 426,
+           "ptrace": 101, "process_vm_readv": 310, "pidfd_getfd": 438, "bpf": 321, "perf_event_open": 298,
+           "userfaultfd": 323, "unshare": 272, "setns": 308, "clone": 56, "clone3": 435, "fsopen": 430,
+           "open_tree": 428, "mount": 165, "kexec_load": 246, "init_module": 175}}      # x86_64
+def sys_(name, *args):
+    ctypes.set_errno(0)
+    return libc.syscall(c_long(NUMBERS[name]), *[c_long(a) if isinstance(a, int) else a for a in args])
+def errno():
+    return ctypes.get_errno()
+"""
 
 ESCAPES = {
     "ctypes_system": """
@@ -310,11 +362,92 @@ os.mkfifo("fifo.stl")
 os.symlink("{outside}/victim.txt", "sandbox.log")
 open("real.txt", "w").write("mine")
 """,
+    # the calls below go through libc's syscall() with the numbers of this machine's kernel
+    "session_keyring_secret": SYSCALLS + """
+kid = sys_("keyctl", 10, -3, b"user", b"session_rtsecret", 0)          # KEYCTL_SEARCH the session keyring
+print("search", kid, errno())
+buf = ctypes.create_string_buffer(256)
+print("read", sys_("keyctl", 11, kid, buf, 256), errno(), buf.value)   # KEYCTL_READ
+print("request_key", sys_("request_key", b"user", b"session_rtsecret", None, 0), errno())
+print("add_key", sys_("add_key", b"user", b"mine", b"x", 1, -3), errno())
+print("user keyring", sys_("keyctl", 0, -4, 0), errno())              # KEYCTL_GET_KEYRING_ID @u
+print(open("/proc/keys").read())
+""",
+    "io_uring": SYSCALLS + """
+params = ctypes.create_string_buffer(120)
+print("io_uring_setup", sys_("io_uring_setup", 8, params), errno())
+print("io_uring_enter", sys_("io_uring_enter", 0, 1, 0, 0, None, 0), errno())
+""",
+    "ptrace_and_other_processes_memory": SYSCALLS + """
+print("ptrace attach 1", sys_("ptrace", 16, 1, 0, 0), errno())          # PTRACE_ATTACH the namespace's pid 1
+print("ptrace traceme", sys_("ptrace", 0, 0, 0, 0), errno())
+buf = ctypes.create_string_buffer(8)
+iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 8)
+print("process_vm_readv", sys_("process_vm_readv", 1, iov, 1, iov, 1, 0), errno())
+print("pidfd_getfd", sys_("pidfd_getfd", 0, 0, 0), errno())
+""",
+    "bpf_perf_userfaultfd": SYSCALLS + """
+attr = ctypes.create_string_buffer(128)
+print("bpf", sys_("bpf", 0, attr, 128), errno())
+print("perf_event_open", sys_("perf_event_open", attr, 0, -1, -1, 0), errno())
+print("userfaultfd", sys_("userfaultfd", 0), errno())
+""",
+    "namespaces_mounts_and_modules": SYSCALLS + """
+print("unshare", sys_("unshare", 0x10000000), errno())                 # CLONE_NEWUSER
+print("setns", sys_("setns", 0, 0), errno())
+print("clone newuser", sys_("clone", 0x10000000 | 17, 0, 0, 0, 0), errno())
+print("clone3", sys_("clone3", None, 0), errno())
+print("fsopen", sys_("fsopen", b"tmpfs", 0), errno())
+print("open_tree", sys_("open_tree", -100, b"/", 1), errno())
+print("mount", sys_("mount", b"none", b"/tmp", b"tmpfs", 0, None), errno())
+print("kexec_load", sys_("kexec_load", 0, 0, None, 0), errno())
+print("init_module", sys_("init_module", None, 0, b""), errno())
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+print("child exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+""",
+    "socket_families_beyond_the_network_namespace": SYSCALLS + """
+import socket
+for name, family in (("vsock", 40), ("packet", 17), ("netlink", 16), ("bluetooth", 31), ("alg", 38)):
+    try:
+        socket.socket(family, socket.SOCK_DGRAM if family != 40 else socket.SOCK_STREAM).close(); print(name, "opened")
+    except OSError as e:
+        print(name, e)
+""",
+    "another_architectures_entry": SYSCALLS + """
+import mmap
+def child(run):
+    pid = os.fork()
+    if pid == 0:
+        run(); os._exit(0)
+    return os.waitpid(pid, 0)[1]
+# keyctl(KEYCTL_GET_KEYRING_ID, @s) through the x32 entry, and through int 0x80 (i386, keyctl is 288)
+print("x32 keyctl status", child(lambda: print("x32 got", libc.syscall(ctypes.c_long(0x40000000 | 250), 0, -3, 0))))
+code = bytes.fromhex("53b82001000031dbb9fdffffffcd805bc3")  # push rbx; mov eax,288; xor ebx,ebx; mov ecx,-3; int 0x80
+page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+page.write(code)
+fn = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
+print("int80 keyctl status", child(lambda: print("int80 got", fn(), flush=True)))
+""",
 }
 
 
-# What the script itself saw: the attempt was made and the system said no.
+# What the script itself saw: the attempt was made and the system said no (EPERM is 1, ENOSYS 38).
 SEEN = {
+    "session_keyring_secret": ["search -1 1", "read -1 1", "request_key -1 1", "add_key -1 1",
+                               "user keyring -1 1"],
+    "io_uring": ["io_uring_setup -1 1", "io_uring_enter -1 1"],
+    "ptrace_and_other_processes_memory": ["ptrace attach 1 -1 1", "ptrace traceme -1 1", "process_vm_readv -1 1",
+                                          "pidfd_getfd -1 1"],
+    "bpf_perf_userfaultfd": ["bpf -1 1", "perf_event_open -1 1", "userfaultfd -1 1"],
+    "namespaces_mounts_and_modules": ["unshare -1 1", "setns -1 1", "clone newuser -1 1", "clone3 -1 38",
+                                      "fsopen -1 1", "open_tree -1 1", "mount -1 1", "kexec_load -1 1",
+                                      "init_module -1 1", "child exit 7"],
+    "socket_families_beyond_the_network_namespace": [
+        "vsock [Errno 97] Address family not supported", "packet [Errno 97]", "netlink [Errno 97]",
+        "bluetooth [Errno 97]", "alg [Errno 97]"],
+    "another_architectures_entry": ["x32 keyctl status 31\n", "int80 keyctl status 31\n"],   # killed by SIGSYS
     "audit_hook_switched_off": ["after_hook.txt'", "No such file or directory"],
     "ctypes_system": ["ctypes.txt': No such file or directory", "proj/ctypes.txt': Read-only file system"],
     "dir_fd_create_rename_delete": ["Read-only file system: 'studio.db'",
@@ -337,6 +470,8 @@ SEEN = {
 
 @pytest.mark.parametrize("name", sorted(ESCAPES))
 def test_hostile_code_is_blocked(world, name):
+    if "sys_(" in ESCAPES[name] and platform.machine() != "x86_64":
+        pytest.skip("the script calls the kernel by x86_64 system-call numbers")
     core_pattern = Path("/proc/sys/kernel/core_pattern").read_text()
     audit = run_hostile(world, ESCAPES[name])
     assert Path("/proc/sys/kernel/core_pattern").read_text() == core_pattern and world.marker not in os.uname().nodename
@@ -357,7 +492,7 @@ if __import__("os").fork() == 0:
 time.sleep(600)
 """, time_limit=3)
     assert audit.code == 1 and "ran past its time limit" in audit.out
-    assert audit.seconds < 3 + 10
+    assert audit.seconds < 3 + MARGIN
     beats = (audit.job / "beat").stat().st_size
     time.sleep(0.5)
     assert (audit.job / "beat").stat().st_size == beats, "a child kept running after the limit"
@@ -385,9 +520,9 @@ try:
         children += 1
 finally:
     print("forked", children, flush=True)
-""", time_limit=10)
+""", time_limit=120)
     assert audit.code == 1 and "more than the process limit (64 processes)" in audit.out
-    assert audit.seconds < 10, "the bomb ran to the time limit instead of being refused"
+    assert audit.seconds < 120, "the bomb ran to the time limit instead of being refused"
 
 
 def test_writing_10_gb_to_one_file_stops_at_the_file_size_limit(world):
@@ -396,7 +531,7 @@ block = b"x" * (1 << 20)
 with open("big.bin", "wb") as f:
     for _ in range(10 * 1024):
         f.write(block)
-""", time_limit=20)
+""", time_limit=120)
     assert audit.code == 1 and "a file grew past the file-size limit (256 MB)" in audit.out
     assert (audit.job / "big.bin").stat().st_size <= 256 << 20
     (audit.job / "big.bin").unlink()
@@ -409,18 +544,43 @@ for i in range(50):
     with open(f"part{{i}}.bin", "wb") as f:
         for _ in range(200):
             f.write(block)
-""", time_limit=30)
-    assert audit.code == 1 and "grew past the job-folder limit (1024 MB)" in audit.out
-    used = sum(p.stat().st_size for p in audit.job.glob("part*.bin"))
-    assert used < 1536 << 20
-    for p in audit.job.glob("part*.bin"):
-        p.unlink()
+""", time_limit=120)
+    assert audit.code == 1 and "reached the job-folder limit (1024 MB); nothing it wrote was kept" in audit.out
+    assert sorted(p.name for p in audit.job.iterdir()) == ["agent_code.py", "sandbox.log"]
+
+
+def test_parallel_fallocates_cannot_race_past_the_job_folder_cap(world):
+    """Eight processes each reserving 250 MB at once: the kernel holds the folder to its cap, and a run
+    that ran into the cap leaves nothing but its log (and the code that ran)."""
+    audit = run_hostile(world, """
+import os
+pids = []
+for i in range(8):
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(f"fill{{i}}.bin", os.O_CREAT | os.O_WRONLY)
+        try:
+            os.posix_fallocate(fd, 0, 250 << 20); print("reserved", i, flush=True)
+        except OSError as e:
+            print("refused", i, e, flush=True)
+        os._exit(0)
+    pids.append(pid)
+for pid in pids:
+    os.waitpid(pid, 0)
+print("used", sum(os.stat(f"fill{{i}}.bin").st_blocks * 512 for i in range(8)) >> 20, "MB")
+""", time_limit=120)
+    assert "No space left on device" in audit.out and audit.code == 1
+    used = int(re.search(r"used (\d+) MB", audit.out).group(1))
+    assert used <= 1024, "the processes together wrote past the cap"
+    assert "reached the job-folder limit (1024 MB); nothing it wrote was kept" in audit.out
+    assert sorted(p.name for p in audit.job.iterdir()) == ["agent_code.py", "sandbox.log"]
+    assert sum(p.stat().st_size for p in (world.project / "jobs").rglob("*") if p.is_file()) < 1 << 20
 
 
 def test_memory_and_output_floods_are_contained(world):
     audit = run_hostile(world, "blob = bytearray(6 << 30)\n")
     assert audit.code == 1 and "MemoryError" in audit.out
-    audit = run_hostile(world, "import sys\nwhile True: sys.stdout.write('x' * 65536)\n", time_limit=10)
+    audit = run_hostile(world, "import sys\nwhile True: sys.stdout.write('x' * 65536)\n", time_limit=120)
     assert audit.code == 1 and "more than the output limit (8 MB)" in audit.out
 
 
@@ -460,6 +620,8 @@ raise SystemExit(3)
     assert lines[-1] == "exit status: 3; the code exited with status 3: no message"
     assert "\\x1b[2J\\x1b[Hall clear" in audit.out and "\x1b" not in audit.out
     wrote = [ln for ln in lines if ln.startswith("wrote: ")][0]
-    assert "x\\nexit status: 0; ok" in wrote and "\\xff\\xfe.bin" in wrote and wrote.count("/leaf.txt") == 1
+    assert "x\\nexit status: 0; ok" in wrote and "\\xff\\xfe.bin" in wrote
+    assert "characters in all)" in wrote and len(wrote) < 2000       # the 6,000-character path is cut, sized
+    assert (audit.job / "sandbox.log").read_text().count("/leaf.txt") == 1
     assert all(os.stat(p, follow_symlinks=False).st_uid == os.getuid() for p in ["/".join([str(audit.job)] + ["d" * 200] * k)
                                                                                  for k in range(0, 10)])

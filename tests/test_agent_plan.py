@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from agent_scripts import MOTION_BRIEF, SCENE_BRIEF, db_dump, good_plan, plan_replies
+from agent_scripts import LOG, MOTION_BRIEF, SCENE_BRIEF, db_dump, good_plan, plan_replies
 from chat_server import ChatServer
 from studio.agent.client import ModelClient
 from studio.agent.errors import AgentError
@@ -64,10 +64,15 @@ def test_plan_refused_after_the_last_attempt_changes_nothing(tmp_project, chat):
     bad = good_plan()
     bad["events"][0]["kind"] = "teleport"
     chat.add(*plan_replies(json.dumps(bad)), {"content": json.dumps(bad)}, {"content": json.dumps(bad)})
-    before = db_dump(tmp_project)
+    before = db_dump(tmp_project, skip=LOG)
     with pytest.raises(AgentError, match=r"refused 3 times.*plan.events\[0\].kind: expected one of"):
         make_plan(tmp_project, client_for(chat), "carry the panel")
-    assert db_dump(tmp_project) == before
+    assert db_dump(tmp_project, skip=LOG) == before and tmp_project.get_doc("plan") is None
+    (failed,) = list_steps(tmp_project)            # the tokens spent on the refusals are in the log
+    assert failed["action"] == "plan (failed)" and "refused 3 times" in failed["detail"]["failed"]
+    kinds = [a["kind"] for a in failed["detail"]["requests"]]
+    assert kinds == ["brief", "brief", "plan", "plan", "plan"] and all(a["ok"] for a in failed["detail"]["requests"])
+    assert failed["tokens"] == failed["detail"]["tokens_in"] + failed["detail"]["tokens_out"] > 0
 
 
 def test_order_events_name_events_and_other_events_name_objects():

@@ -19,27 +19,33 @@ conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN IMMEDIATE")
 conn.execute("INSERT OR REPLACE INTO meta VALUES ('held', 'yes')")
 print("holding", flush=True)
-time.sleep(float(sys.argv[2]))
+sys.stdin.readline()                     # until the test says "let go" (or closes the pipe)
 conn.execute("COMMIT")
 """
 
 
-def hold_lock(project, seconds: float) -> subprocess.Popen:
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(project.path / "studio.db"), str(seconds)],
-                              stdout=subprocess.PIPE, text=True)
+def hold_lock(project) -> subprocess.Popen:
+    """A process holding the project's write lock until a line is written to its stdin."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(project.path / "studio.db")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "holding"
     return holder
 
 
-def timed_stderr(args: list[str], env: dict) -> tuple[int, list[tuple[float, str]]]:
-    """Run studio; each stderr line with the seconds since the command started."""
+def timed_stderr(args: list[str], env: dict, on_line=None) -> tuple[int, list[tuple[float, str]]]:
+    """Run studio; each stderr line with the seconds since the command started (`on_line` sees each)."""
     import os
     t0 = time.monotonic()
     proc = subprocess.Popen([STUDIO, *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, **env})
     lines: list[tuple[float, str]] = []
-    reader = threading.Thread(target=lambda: [lines.append((time.monotonic() - t0, line.rstrip()))
-                                              for line in proc.stderr])
+
+    def read() -> None:
+        for line in proc.stderr:
+            lines.append((time.monotonic() - t0, line.rstrip()))
+            if on_line:
+                on_line(line)
+    reader = threading.Thread(target=read)
     reader.start()
     code = proc.wait(timeout=120)
     reader.join(10)
@@ -48,7 +54,7 @@ def timed_stderr(args: list[str], env: dict) -> tuple[int, list[tuple[float, str
 
 def test_a_held_lock_is_named_after_2_s_and_given_up_at_the_limit_with_exit_3(tmp_project):
     film_project(tmp_project, n_frames=4)
-    holder = hold_lock(tmp_project, 60)
+    holder = hold_lock(tmp_project)
     try:
         code, lines = timed_stderr(["board", "reject", tmp_project.path, "a", "--note", "later"],
                                    {"KEYPOSE_LOCK_WAIT": "5"})
@@ -68,12 +74,17 @@ def test_a_held_lock_is_named_after_2_s_and_given_up_at_the_limit_with_exit_3(tm
 
 def test_a_holder_that_lets_go_in_time_only_delays_the_write(tmp_project):
     film_project(tmp_project, n_frames=4)
-    holder = hold_lock(tmp_project, 9)
+    holder = hold_lock(tmp_project)
+
+    def let_go(line: str) -> None:        # once the studio says it waits, the holder finishes its write
+        if "waiting for another studio" in line:
+            holder.stdin.write("let go\n")
+            holder.stdin.flush()
     try:
         code, lines = timed_stderr(["board", "reject", tmp_project.path, "a", "--note", "later"],
-                                   {"KEYPOSE_LOCK_WAIT": "60"})
+                                   {"KEYPOSE_LOCK_WAIT": "600"}, on_line=let_go)
     finally:
-        holder.wait(30)
+        holder.wait(60)
     assert code == 0, lines
     assert [f"pid {holder.pid}" in t for _, t in lines] == [True]
     with Project.open(tmp_project.path) as p:

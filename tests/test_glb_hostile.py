@@ -46,10 +46,10 @@ for path in sys.argv[3:]:
 """
 
 
-def env() -> dict:
-    e = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    e["KEYPOSE_CACHE"] = e.get("KEYPOSE_CACHE", "") or str(Path(os.environ.get("TMPDIR", "/tmp")) / "kp-hostile")
-    return e
+def env(cache: Path) -> dict:
+    """The runner's environment, with a verifier cache of this run's own (never one shared between runs)."""
+    return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+                KEYPOSE_CACHE=str(cache))
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,8 @@ def corpus(tmp_path_factory):
     cases = write_corpus(folder)
     proc = subprocess.run([sys.executable, "-c", RUNNER, str(LIMIT_BYTES), str(LIMIT_S),
                            *[str(p) for _, _, p in cases]],
-                          capture_output=True, text=True, env=env(), timeout=60 + 3 * LIMIT_S * len(cases))
+                          capture_output=True, text=True, env=env(folder / "cache"),
+                          timeout=60 + 3 * LIMIT_S * len(cases))
     assert proc.returncode == 0, proc.stderr[-2000:]
     runs = {Path(r["path"]).stem: r for r in map(json.loads, proc.stdout.splitlines())}
     return [(name, words, path, runs[name]) for name, words, path in cases]
@@ -95,6 +96,6 @@ def test_the_installed_command_refuses_a_hostile_file_in_one_line(tmp_path):
     path = tmp_path / f"{name}.glb"
     path.write_bytes(make())
     proc = subprocess.run([sys.executable, "-m", "studio.cli", "verify", str(path)], capture_output=True, text=True,
-                          env=env(), timeout=60)
+                          env=env(tmp_path / "cache"), timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and str(path) in proc.stderr and "already a child" in proc.stderr

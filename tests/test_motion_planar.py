@@ -11,7 +11,7 @@ from motion_scenes import segment
 
 from studio.scene.ir import Scene
 from studio.scene.pose import Pose
-from studio.timeline.motion import MotionError, motion_tool
+from studio.timeline.motion import EndStateOffered, MotionError, motion_tool
 from studio.timeline.storyboard import State
 
 from example_films import example_scene
@@ -55,7 +55,7 @@ def test_a_run_from_an_earlier_state_joins_exactly(run):
     assert np.array_equal(a.tracks.roots["marble"][-1], b.tracks.roots["marble"][0])
     assert np.array_equal(b.tracks.roots["marble"], track[59:])
     assert "ends 0.0000" in b.notes[0]
-    with pytest.raises(MotionError, match=r"ends 0\.\d+ .*approve the run's states"):
+    with pytest.raises(EndStateOffered, match=r"ends 0\.\d+ .*adopt the run's end state as 'in_cup'"):
         motion_tool("planar").author(second, MARBLE)             # from rest at 'lower' it lands elsewhere
 
 

@@ -14,7 +14,7 @@ from studio.scene.ir import Scene
 from studio.scene.meshes import scene_meshes
 from studio.scene.pose import Pose
 from studio.timeline.bake import complete
-from studio.timeline.motion import MotionError, motion_tool
+from studio.timeline.motion import EndStateOffered, MotionError, motion_tool
 
 
 def drop_scene() -> Scene:
@@ -82,8 +82,10 @@ def test_a_body_leaving_the_scene_is_refused_by_name(tmp_path):
 def test_an_end_far_from_the_approved_state_is_refused_with_the_difference(tmp_path):
     _, _, out = run(tmp_path, frames=48)
     scene = drop_scene()
-    with pytest.raises(MotionError, match=r"ends 0\.\d+ .* most at '\w+'.*approve the simulation's end state"):
+    with pytest.raises(EndStateOffered, match=r"ends 0\.\d+ .* furthest at '\w+' \(0\.\d+ m and 0\.\d+ rad\)"
+                                              r".*adopt the run's end state") as offered:
         run(tmp_path, {"max_difference": 0.05}, frames=48)
+    assert offered.value.end_pose.roots == out.end_pose.roots          # what is offered is the run's own end
     _, _, again = run(tmp_path, {"max_difference": 0.05}, end=out.end_pose, frames=48)   # the offered end approved
     assert "ends 0.0000" in again.notes[0]
     assert again.tracks.hash() == out.tracks.hash() and scene.name == "drop"

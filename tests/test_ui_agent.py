@@ -5,6 +5,7 @@ a clear word when no model is configured."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from PySide6.QtCore import Qt
@@ -112,3 +113,23 @@ def test_an_edited_plan_is_checked_and_a_bad_one_is_not_stored(window, qtbot):
     stored = load_plan(window.session.project)
     assert stored["states"][1]["frame"] == 1015 and stored["motion"][0]["params"] == {"blend": 6}
     assert window.undo_action.text().startswith("Undo")
+
+
+def test_the_agent_panel_shows_the_model_streaming_and_the_failed_attempt_in_the_log(window, qtbot, tmp_path, shots):
+    from studio.store.settings import settings_path
+    with ChatServer([{"hang": 0.2}]) as chat:           # a brief that streams and never finishes
+        settings_path().write_text(json.dumps({"endpoint": "local", "endpoints": {"local": {
+            "base_url": chat.base_url, "model": "scripted", "deadline": 8}}}))
+        dock = window.panels["Plan"]
+        dock.prompt.setPlainText("a crate slides across the floor and stops")
+        qtbot.mouseClick(dock.plan_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "brief reply: " in dock.agent_status.text(), timeout=20000)
+        words = dock.agent_status.text()
+        assert words.startswith("Planning (job ") and re.search(r"brief reply: \d+ tokens?, \d+ s", words)
+        window.grab().save(str(shots / "agent-streaming.png"))
+        job = finished(window, qtbot)
+    assert job.state == "failed" and "8 s deadline" in job.error
+    qtbot.waitUntil(lambda: dock.steps.topLevelItemCount() == 1, timeout=5000)
+    item = dock.steps.topLevelItem(0)
+    assert item.text(1) == "plan (failed)" and int(item.text(2)) > 0
+    assert "deadline" in dock.agent_status.text()

@@ -48,7 +48,8 @@ def test_test_connection_fills_in_what_the_endpoint_supports_and_saves_the_profi
     monkeypatch.setenv("STUDIO_TEST_KEY", "sk-secret-dialog-value")
     probes = [{"content": "ready"}, {"content": '{"tool_calls": [{"name": "report_ready", "arguments": {"ready": true}}]}'},
               {"content": '{"ready": true}'}]
-    with ChatServer(probes, habits={"tools": "model does not support tools", "pieces": 1}) as chat:
+    with ChatServer(probes, habits={"tools": "model does not support tools", "pieces": 1,
+                                    "models": ["qwen3:4b"]}) as chat:
         d = QtSettings()
         qtbot.addWidget(d)
         d.profile.setCurrentText("local-qwen")
@@ -64,6 +65,8 @@ def test_test_connection_fills_in_what_the_endpoint_supports_and_saves_the_profi
         shot = Path(__file__).resolve().parents[1] / ".pytest_cache" / "settings-test-connection.png"
         d.grab().save(str(shot))
     shown = d.test_result.text().splitlines()
+    assert shown.pop(0) == "model: listed (/v1/models lists qwen3:4b)"
+    assert shown.pop(0).startswith("context: unknown (")
     assert shown[0].startswith("streaming: yes (5 text chunk(s)")
     assert shown[1] == ("tools: no (the server refused tools; they go through the prompt as JSON in text, "
                         "and the model used them)")

@@ -4,7 +4,11 @@ Every tool result goes back to the model as a `tool` message: the outcome of
 a call that changed something, or the refusal (bad arguments, an unknown tool,
 the gate) of one that changed nothing. Every call that changed the project is
 one agent step with a checkpoint. The loop ends when the model replies
-without tool calls, or after `max_turns` replies.
+without tool calls, or after `max_turns` replies. A step may offer only the
+tools it needs (`BUILD_TOOLS` for a build: not a person's reviews, renders or
+bakes), which keeps the prompt within a small model's context; a call of a
+tool not offered is refused back like any other. A loop that fails is a step
+"build (failed)" with its model requests and the reason.
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from studio.agent.client import ModelClient
 from studio.agent.errors import AgentError
 from studio.tools.errors import ToolRefused
 from studio.agent.planner import scene_summary
-from studio.agent.steps import record_step, save_snapshot
+from studio.agent.steps import record_step, save_snapshot, usage_of
 from studio.agent.stream import Usage
 from studio.tools.schemas import openai_tools
 from studio.tools.box import ToolBox
@@ -35,6 +39,10 @@ with set_segment_tool. When a tool refuses, read why and correct the call.
 When the states are ready for review, stop calling tools and say so briefly."""
 
 MAX_CALLS_PER_REPLY = 16
+# What building the scene and authoring key states calls for; a person reviews, renders and bakes.
+BUILD_TOOLS = ("create_body", "build_part_code", "name_scene", "add_material", "add_frame", "add_camera",
+               "allow_overlap", "set_segment_tool", "set_state", "set_joint", "place_relative", "solve_ik",
+               "run_verifiers", "delete_state")
 
 
 @dataclass
@@ -52,7 +60,8 @@ def _usage(reply, first: bool) -> dict:
 
 
 def run_tools(project: Project, client: ModelClient, task: str, stack: CommandStack | None = None,
-              max_turns: int = 12, on_event: Callable[[str], None] | None = None) -> LoopResult:
+              max_turns: int = 12, on_event: Callable[[str], None] | None = None,
+              tools: tuple[str, ...] | None = None) -> LoopResult:
     """Let the model work on `task` through the tools until it stops."""
     box = ToolBox(project, stack)
     shown = on_event or (lambda _msg: None)
@@ -65,8 +74,23 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
                             {"role": "user", "content": f"{task}\n\n{context}"}]
     out = LoopResult("")
     before = save_snapshot(project)
+    mark, t_start = len(client.attempts), time.monotonic()
+    try:
+        return _turns(box, client, messages, out, before, max_turns, say, tools)
+    except AgentError as e:
+        tried = client.since(mark)
+        usage = usage_of(tried)
+        record_step(project, "build (failed)", {"failed": str(e), "steps": out.steps, "requests": tried, **usage},
+                    usage["tokens_in"] + usage["tokens_out"], time.monotonic() - t_start, before=before)
+        raise
+
+
+def _turns(box, client, messages, out, before, max_turns, say, names) -> LoopResult:
+    project = box.project
+    tools = [t for t in openai_tools() if names is None or t["function"]["name"] in names]
     for turn in range(1, max_turns + 1):
-        reply = client.chat(messages, tools=openai_tools())
+        mark = len(client.attempts)
+        reply = client.chat(messages, tools=tools, kind="build")
         out.tokens += reply.tokens
         out.turns = turn
         if not reply.tool_calls:
@@ -80,6 +104,8 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
         for call in reply.tool_calls:
             t0 = time.monotonic()
             try:
+                if names is not None and call.name not in names:
+                    raise ToolRefused(f"{call.name} is not one of this step's tools ({', '.join(names)})")
                 outcome = box.call(call.name, call.arguments)
             except ToolRefused as e:
                 text = client.scrub(str(e))
@@ -91,9 +117,11 @@ def run_tools(project: Project, client: ModelClient, task: str, stack: CommandSt
             messages.append({"role": "tool", "tool_call_id": call.id, "content": client.scrub(outcome.as_text())})
             say(f"{call.name}: {outcome.result.get('done', 'ok')}")
             if outcome.command is not None or call.name == "run_verifiers":
+                first = tokens_left > 0
                 step = record_step(project, f"tool {call.name}",
                                    {"arguments": outcome.arguments, "result": outcome.result,
-                                    **_usage(reply, first=tokens_left > 0)},
+                                    **_usage(reply, first=first),
+                                    **({"requests": client.since(mark)} if first else {})},
                                    tokens_left, time.monotonic() - t0 + reply.seconds, before=before)
                 tokens_left = 0
                 out.steps.append(step)

@@ -1,9 +1,14 @@
 """Repairs of baked motion proposed by the model, checked and verified like the offline ones.
 
 For each failing run the model reads the evidence, the segment's tool and
-parameters, the motion tools it may switch to (with their schemas), the
-bodies and joints it may name, the film's pose at the worst frame and the
-notes a person left on rejected proposals for the segment. It replies with
+parameters, the motion tools it may switch to, the film's pose at the worst
+frame of the bodies involved (the trees of the bodies the evidence and the
+segment's parameters name), their joints' limits and the notes a person left
+on rejected proposals for the segment. The prompt is fitted to the server's
+context: the segment's own tool's schema always, the other tools' names and
+descriptions, and their schemas only as far as the room left allows (the
+prompt says which it leaves out); a context too small for even that is
+refused in one line before anything is sent. It replies with
 one JSON object {summary, changes: [...]}, each change either
 {kind: "insert_state", frame, roots: {body: [x,y,z,w,qx,qy,qz]}, joints: {name: value}}
 (a key state; what it leaves out keeps the film's pose) or
@@ -26,6 +31,8 @@ from studio.timeline.gate import parse_segment
 from studio.timeline.motion import MotionError, motion_tools
 
 from studio.agent.client import ModelClient
+from studio.agent.context import text_tokens
+from studio.agent.errors import AgentError
 from studio.repair.film_failures import FailingRun
 from studio.repair.motion_candidates import _ends, _shot, _state_id
 from studio.repair.motion_repair import PREFIX, basis
@@ -33,7 +40,7 @@ from studio.repair.motion_trial import FilmTrial, RepairUnfit
 from studio.agent.plan_shape import PlanInvalid
 from studio.agent.planner import parse_json_reply
 from studio.repair.proposals import Proposal, rejection_notes, save_proposal
-from studio.agent.steps import record_step
+from studio.agent.steps import record_step, usage_of
 
 SYSTEM = """You repair the baked motion of a 4D animation between two approved key states.
 Reply with ONE JSON object and nothing else:
@@ -105,17 +112,83 @@ def read_film_changes(trial: FilmTrial, run: FailingRun, data: object) -> tuple[
     return str(data.get("summary", "model repair"))[:300], out
 
 
-def _context(trial: FilmTrial, run: FailingRun, notes: list[str]) -> str:
+def involved(trial: FilmTrial, run: FailingRun, params: dict) -> tuple[list[str], list[str]]:
+    """The root bodies and movable joints of the trees the run's evidence and the segment's
+    parameters name (a body, a joint's child, a named frame's body, a plan event's subjects)."""
+    scene = trial.scene
+    bodies, frames, joints = set(scene.body_names), {f.name: f.body for f in scene.frames}, \
+        {j.name: j.child for j in scene.joints}
+    groups: dict[str, list[str]] = {}
+    for b in scene.bodies:
+        if b.group:
+            groups.setdefault(b.group, []).append(b.name)
+    events = {e.get("id"): e for e in trial.plan.get("events", []) if isinstance(e, dict)}
+    named: set[str] = set()
+
+    def take(v) -> None:
+        if isinstance(v, str):
+            if v in bodies:
+                named.add(v)
+            elif v in frames:
+                named.add(frames[v])
+            elif v in joints:
+                named.add(joints[v])
+            elif v in groups:
+                named.update(groups[v])
+            elif v in events:
+                take(events[v].get("subjects", []))
+        elif isinstance(v, dict):
+            for x in v.values():
+                take(x)
+        elif isinstance(v, list):
+            for x in v:
+                take(x)
+    take({k: v for k, v in run.evidence.items() if k in ("a", "b", "body", "joint", "event", "subjects")})
+    take(params)
+    roots = sorted({scene.group_root(b) for b in named})
+    movable = [j.name for j in scene.joints if j.type != "fixed" and scene.group_root(j.child) in roots]
+    return roots, movable
+
+
+def _context(trial: FilmTrial, run: FailingRun, notes: list[str], budget: int | None = None) -> str:
+    """The prompt for one run, within `budget` tokens (None: everything)."""
     tool, params = segment_tool(trial.plan, run.segment)
     pose: Pose = trial.pose_at(run.worst).completed(trial.scene)
-    limits = {j.name: [j.lower, j.upper] for j in trial.scene.joints if j.type != "fixed"}
-    tools = {n: {"description": t.description, "params": t.schema} for n, t in motion_tools().items()}
+    roots, movable = involved(trial, run, params)
+    row = next(s for s in trial.segments if s["segment"] == run.segment)
+    limits = {j: [trial.scene.joint(j).lower, trial.scene.joint(j).upper] for j in movable}
+    tools = motion_tools()
     lines = [f"Failing: {run.label}", f"Worst frame: {run.worst}", f"Evidence: {json.dumps(run.evidence)}",
-             f"Segment {run.segment}: tool {tool}, params {json.dumps(params)}",
-             f"Film pose at frame {run.worst}: roots {json.dumps(pose.roots)}, joints {json.dumps(pose.joints)}",
-             f"Joint limits: {json.dumps(limits)}", f"Motion tools: {json.dumps(tools)}"]
+             f"Segment {run.segment} (frames {row['start']}..{row['end']}; an inserted key state lies strictly "
+             f"inside): tool {tool}, params {json.dumps(params)}",
+             f"Film pose at frame {run.worst} of the bodies involved: roots "
+             f"{json.dumps({r: pose.roots[r] for r in roots if r in pose.roots})}, joints "
+             f"{json.dumps({j: pose.joints[j] for j in movable if j in pose.joints})}",
+             f"Joint limits: {json.dumps(limits)}"]
     if notes:
-        lines.append("A person rejected these earlier proposals for this segment:\n- " + "\n- ".join(notes))
+        lines.append("A person rejected these earlier proposals for this segment:\n- " + "\n- ".join(n[:300] for n in notes))
+    if tool in tools:
+        lines.append(f"Schema of {tool}'s params: {json.dumps(tools[tool].schema, separators=(',', ':'))}")
+    lines.append("Motion tools: " + "; ".join(f"{n}: {t.description}" for n, t in tools.items()))
+    need = sum(text_tokens(x) for x in lines) + text_tokens(SYSTEM)
+    if budget is not None and need > budget:
+        raise AgentError(f"the repair prompt for {run.label} needs about {need} tokens (the pose of "
+                         f"{len(roots)} root(s) and {len(movable)} joint(s), the tool {tool}'s schema), more than "
+                         f"the {budget} the model's context leaves beside its reply; give the server a larger "
+                         f"context (llama.cpp -c, Ollama num_ctx) or set the profile's context")
+    left_out = []
+    for name, t in tools.items():
+        if name == tool:
+            continue
+        line = f"Schema of {name}'s params: {json.dumps(t.schema, separators=(',', ':'))}"
+        if budget is None or need + text_tokens(line) + 40 <= budget:
+            lines.append(line)
+            need += text_tokens(line)
+        else:
+            left_out.append(name)
+    if left_out:
+        lines.append(f"(Not listed, to fit the context: the parameter schemas of {', '.join(left_out)}; "
+                     f"a segment change to one of them must name its parameters as its schema asks.)")
     return "\n".join(lines)
 
 
@@ -123,32 +196,52 @@ def propose_film_with_model(project: Project, client: ModelClient, trial: FilmTr
                             runs: list[FailingRun]) -> ModelFilmProposals:
     """Verified model proposals for the runs, and what was left unsolved."""
     t0 = time.monotonic()
-    out, tokens = ModelFilmProposals(), 0
-    for run in runs:
-        notes = rejection_notes(project, f"{PREFIX}{run.segment}")
-        messages = [{"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": _context(trial, run, notes)}]
-        why = ""
-        for _attempt in range(2):
-            reply = client.chat(messages)
-            tokens += reply.tokens
-            try:
-                summary, changes = read_film_changes(trial, run, parse_json_reply(reply.content))
-                result = trial.judge(run, changes)
-            except (PlanInvalid, RepairUnfit) as e:
-                why = str(e)
-            else:
-                if result.ok:
-                    out.proposals.append(save_proposal(project, Proposal(
-                        f"{PREFIX}{run.segment}", run.check, list(run.key), f"{summary} — {result.effect}", changes,
-                        "model", {**result.verified(), "run": [run.start, run.end],
-                                  "basis": basis(project, changes)})))
-                    break
-                why = f"verification refused it: {result.effect}"
-            messages += [{"role": "assistant", "content": reply.content[:4000]},
-                         {"role": "user", "content": f"That repair was refused: {why}. Reply with a corrected one."}]
-        else:
-            out.unsolved.append(f"{run.label}: the model's repair was refused ({why})")
-    record_step(project, "propose motion repairs", {"runs": len(runs), "proposals": [p.id for p in out.proposals],
-                                                    "unsolved": out.unsolved}, tokens, time.monotonic() - t0)
+    out, tokens, mark = ModelFilmProposals(), 0, len(client.attempts)
+    try:
+        for run in runs:
+            tokens += _propose_run(project, client, trial, run, out)
+    except AgentError as e:
+        _record(project, client, mark, runs, out, tokens, time.monotonic() - t0, failed=str(e))
+        raise
+    _record(project, client, mark, runs, out, tokens, time.monotonic() - t0)
     return out
+
+
+def _record(project, client, mark, runs, out, tokens, seconds, failed: str = "") -> None:
+    attempts = client.since(mark)
+    detail = {"runs": len(runs), "proposals": [p.id for p in out.proposals], "unsolved": out.unsolved,
+              "requests": attempts, **usage_of(attempts)}
+    if failed:
+        detail["failed"] = failed
+    record_step(project, "propose motion repairs" + (" (failed)" if failed else ""), detail,
+                tokens or detail["tokens_in"] + detail["tokens_out"], seconds)
+
+
+def _propose_run(project: Project, client: ModelClient, trial: FilmTrial, run: FailingRun,
+                 out: ModelFilmProposals) -> int:
+    tokens = 0
+    notes = rejection_notes(project, f"{PREFIX}{run.segment}")
+    messages = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": _context(trial, run, notes, client.prompt_budget("proposal"))}]
+    why = ""
+    for _attempt in range(2):
+        reply = client.chat(messages, kind="proposal")
+        tokens += reply.tokens
+        try:
+            summary, changes = read_film_changes(trial, run, parse_json_reply(reply.content))
+            result = trial.judge(run, changes)
+        except (PlanInvalid, RepairUnfit) as e:
+            why = str(e)
+        else:
+            if result.ok:
+                out.proposals.append(save_proposal(project, Proposal(
+                    f"{PREFIX}{run.segment}", run.check, list(run.key), f"{summary} — {result.effect}", changes,
+                    "model", {**result.verified(), "run": [run.start, run.end],
+                              "basis": basis(project, changes)})))
+                break
+            why = f"verification refused it: {result.effect}"
+        messages += [{"role": "assistant", "content": reply.content[:4000]},
+                     {"role": "user", "content": f"That repair was refused: {why}. Reply with a corrected one."}]
+    else:
+        out.unsolved.append(f"{run.label}: the model's repair was refused ({why})")
+    return tokens

@@ -30,7 +30,7 @@ from studio.agent.plan_shape import PlanInvalid
 from studio.agent.reply_schemas import REPAIR_SCHEMA
 from studio.repair.proposals import (Proposal, distinct_failures, rejection_notes, report_progress, save_proposal, stop_requested,
                       verify_changes)
-from studio.agent.steps import record_step
+from studio.agent.steps import record_step, usage_of
 from studio.agent.stream import Usage
 from studio.tools.verify import check_pose
 
@@ -101,6 +101,7 @@ def propose_with_model(project: Project, client: ModelClient, state_id: str,
             raise Cancelled(f"cancelled while {client.model or client.base_url} was replying")
 
     failing = list(distinct_failures(reports, RULES))
+    mark = len(client.attempts)
     try:
         for i, (r, ev, key) in enumerate(failing):
             heard("")
@@ -109,7 +110,7 @@ def propose_with_model(project: Project, client: ModelClient, state_id: str,
                         {"role": "user", "content": _context(scene, pose, r.name, ev, notes)}]
             why = ""
             for _attempt in range(2):
-                reply = client.chat(messages, schema=REPAIR_SCHEMA, schema_name="repair", on_text=heard)
+                reply = client.chat(messages, schema=REPAIR_SCHEMA, schema_name="repair", on_text=heard, kind="proposal")
                 tokens += reply.tokens
                 usage.add(reply)
                 try:
@@ -130,8 +131,16 @@ def propose_with_model(project: Project, client: ModelClient, state_id: str,
                 unsolved.append(f"{' '.join(map(str, key))}: the model's repair was refused ({why})")
     except Cancelled:
         pass                  # what was verified and saved before the cancel stays
+    except AgentError as e:   # the model failed: what was verified and saved stays, and is said
+        tried = client.since(mark)
+        kept = ", ".join(f"#{p.id}" for p in proposals) or "none"
+        record_step(project, "propose repairs (failed)", {"state": state_id, "proposals": [p.id for p in proposals],
+                                                          "failed": str(e), "requests": tried, **usage_of(tried)},
+                    tokens, time.monotonic() - t0)
+        raise AgentError(f"{e}; the proposals for {state_id} verified before that are kept: {kept}") from None
     cancelled = {"cancelled": True} if stop_requested(state) else {}
     record_step(project, "propose repairs", {"state": state_id, "proposals": [p.id for p in proposals],
-                                         "unsolved": unsolved, **cancelled, **usage.detail()},
+                                         "unsolved": unsolved, "requests": client.since(mark), **cancelled,
+                                         **usage.detail()},
                 tokens, time.monotonic() - t0)
     return proposals, unsolved

@@ -1,14 +1,23 @@
 """JSON schemas of what the planner and the repairer ask for, for structured output.
 
-Strict structured output (OpenAI's, and the constrained decoding of vLLM,
-llama.cpp and Ollama) needs every property listed as required and no free
-objects, so an event's params are the fixed set the verifiers read, each
+The plan is asked for under the plan's own schema (`studio.timeline.plan_schema`,
+the one `set_plan` checks and `studio tools --json` prints), with every
+top-level key required: the same plan language, so a model held to it can
+write a plan like the studio's own examples (segments with their tools'
+parameters, events naming a scene's frames). It has free objects (a motion
+tool's parameters), so it is sent with `strict` false: llama.cpp, vLLM and
+Ollama still hold the reply to it (they turn it into a grammar), OpenAI takes
+it as guidance; the reply is checked the same way in every case.
+
+The repair proposal's schema is strict (every property required, no free
+objects): an event's params are the fixed set the verifiers read, each
 nullable; `drop_nulls` turns a null back into "not given". The schema only
-shapes the reply: `plan_shape` and `read_changes` still check it as before.
+shapes the reply: `plan_shape` and `read_changes` still check it.
 """
 from __future__ import annotations
 
-from studio.agent.plan_shape import EVENT_KINDS
+from studio.timeline.plan import KEYS
+from studio.timeline.plan_schema import plan_schema
 
 
 def _obj(**props) -> dict:
@@ -16,23 +25,15 @@ def _obj(**props) -> dict:
 
 
 STR = {"type": "string"}
-INT = {"type": "integer"}
-NAMES = {"type": "array", "items": STR}
-VEC3_OR_NULL = {"anyOf": [{"type": "array", "items": {"type": "number"}}, {"type": "null"}]}
 
-PLAN_SCHEMA = _obj(
-    prompt=STR, scene_brief=STR, motion_brief=STR,
-    shots={"type": "array", "items": _obj(id=STR, camera=STR, start=INT, end=INT)},
-    states={"type": "array", "items": _obj(id=STR, frame=INT, shot=STR, description=STR, objects=NAMES)},
-    objects={"type": "array", "items": _obj(name=STR, description=STR)},
-    events={"type": "array", "items": _obj(
-        id=STR, kind={"type": "string", "enum": list(EVENT_KINDS)}, subjects=NAMES,
-        window={"type": "array", "items": INT},
-        params=_obj(tolerance={"type": ["number", "null"]}, point=VEC3_OR_NULL, normal=VEC3_OR_NULL,
-                    min=VEC3_OR_NULL, max=VEC3_OR_NULL),
-        after=NAMES)},
-    motion={"type": "array", "items": _obj(segment=STR, tool=STR, notes=STR)},
-)
+
+def plan_reply_schema() -> dict:
+    """The plan's schema with every top-level key required, and the motion tools registered now."""
+    from studio.timeline.motion import motion_tools
+    schema = plan_schema(list(motion_tools()))
+    schema["required"] = list(KEYS)
+    return schema
+
 
 REPAIR_SCHEMA = _obj(
     summary=STR,

@@ -24,7 +24,7 @@ and the timing in frames at the given frame rate. Reply in plain prose, at most
 
 
 def _brief(client: ModelClient, system: str, user: str, what: str) -> Reply:
-    reply = client.chat([{"role": "system", "content": system}, {"role": "user", "content": user}])
+    reply = client.chat([{"role": "system", "content": system}, {"role": "user", "content": user}], kind="brief")
     if reply.tool_calls:
         raise AgentError(f"the {what} rewriter called a tool; it should only write a brief")
     if not reply.content.strip():

@@ -1,6 +1,9 @@
 """Agent steps: what the agent did, its tokens and time, and a checkpoint.
 
-Each step stores a snapshot of the project's content (scene rows, states,
+A step's detail keeps the model requests that led to it (`attempts`: kind,
+tokens in and out, seconds, cost and, for one that failed, why); a run that
+failed is a step too (its action ends in "(failed)"), so tokens spent on a
+refusal are in the log. Each step stores a snapshot of the project's content (scene rows, states,
 documents such as the plan, baked-track rows) as a JSON asset, taken right
 after the step. Reverting to step N writes those rows back verbatim, so the
 design id, every state's content hash and every track hash are exactly what
@@ -25,6 +28,16 @@ def snapshot(project: Project) -> dict:
 def save_snapshot(project: Project) -> str:
     data = json.dumps(snapshot(project), sort_keys=True, separators=(",", ":")).encode()
     return project.put_asset(data, "json")
+
+
+def usage_of(attempts: list[dict]) -> dict:
+    """Tokens in and out (and cost, when priced) of a list of model requests."""
+    out = {"tokens_in": sum(int(a.get("tokens_in", 0)) for a in attempts),
+           "tokens_out": sum(int(a.get("tokens_out", 0)) for a in attempts)}
+    costs = [a["cost"] for a in attempts if a.get("cost") is not None]
+    if costs:
+        out["cost"] = round(sum(costs), 6)
+    return out
 
 
 def record_step(project: Project, action: str, detail: dict, tokens: int = 0, seconds: float = 0.0,

@@ -84,6 +84,7 @@ class Assembly:
         self.calls: list[dict] = []
         self._by_index: dict[int, dict] = {}
         self.size = 0
+        self.pieces = 0           # pieces of text, reasoning and tool arguments: about one token each
         self.finish = ""
         self.usage: tuple[int, int] | None = None
 
@@ -106,6 +107,7 @@ class Assembly:
         if delta.content:
             self.text.append(delta.content)
             self.size += len(delta.content)
+            self.pieces += 1
             if self.on_text:
                 self.on_text(delta.content)
         extra = delta.model_extra if hasattr(delta, "model_extra") else vars(delta)   # undeclared fields
@@ -115,6 +117,7 @@ class Assembly:
                 if isinstance(piece, str) and piece:
                     self.reasoning.append(piece)
                     self.size += len(piece)
+                    self.pieces += 1
                     break
         for tc in delta.tool_calls or []:
             self._tool_piece(tc)
@@ -142,6 +145,7 @@ class Assembly:
         elif args:
             slot["arguments"] += str(args)
             self.size += len(str(args))
+            self.pieces += 1
 
     def reply(self, id_prefix: str, seen_ids: set[str]) -> Reply:
         """The reply; every tool call gets an id that is unique in the conversation."""

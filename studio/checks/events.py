@@ -16,12 +16,16 @@ Predicates, evaluated on the frames of the window that were evaluated:
   negative side of the plane at one frame and on the positive side at the next.
 - order [event ids]: each holds, and their first frames never decrease.
 An event with `after` must first hold no earlier than those events' first frames.
-An event whose window misses the evaluated frames is not evaluated; the
-report is not_applicable only when no event is evaluable.
+An event whose window misses the evaluated frames is not evaluated.
 
 Contact, grasp and reach are also met between two frames of the window, as the
 film moves there (`event_times`): the first time is then a fraction of a frame
 (metrics first_frames, and met_between: "ball touches domino_1 at 1034.6").
+
+Besides the plan's events, every hold the motion tools recorded is judged at
+every frame and between frames (`studio.checks.holds`): an effector that
+drifts from its grip beyond the hold's tolerance fails this check. The report
+is not_applicable only when no event and no hold is evaluable.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from studio.scene.kinematics import frame_world
 from studio.checks.contacts import tau
 from studio.checks.event_times import first_contact, first_near, named_point
 from studio.checks.footage import Footage
+from studio.checks.holds import check_holds
 from studio.checks.report import Report
 
 NAME = "EventsSatisfied"
@@ -51,11 +56,14 @@ def verify(film: Footage) -> Report:
         if not ok:
             evidence.append({"event": e["id"], "kind": e.get("kind"), "window": list(e.get("window", [])),
                              "reason": reason})
+    drifting, hold_metrics = check_holds(film)
+    evidence += drifting
     metrics = {"events": len(events), "evaluated": evaluated, "held": held,
                "first_frames": {k: v[1] for k, v in outcome.items() if v[1] is not None},
-               "met_between": dict(film.extra.get("met_between", {}))}
-    if evaluated == 0:
-        return Report(NAME, "not_applicable", [], dict(metrics, reason="no event window covers the evaluated frames"))
+               "met_between": dict(film.extra.get("met_between", {})), **hold_metrics}
+    if evaluated == 0 and not hold_metrics["holds"] and not drifting:
+        return Report(NAME, "not_applicable", [], dict(metrics, reason="no event window and no hold covers the "
+                                                                        "evaluated frames"))
     return Report(NAME, "fail" if evidence else "pass", evidence, metrics)
 
 

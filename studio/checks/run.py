@@ -64,10 +64,36 @@ def run_checks(scene: Scene, meshes: dict[str, trimesh.Trimesh], tracks: Tracks,
 
 
 def tool_attachments(project: Project) -> list[dict]:
-    """Every hold the baked segments' motion tools recorded."""
+    """Every hold the baked segments' motion tools recorded (see `segment_attachments`)."""
+    return [a for holds in segment_attachments(project).values() for a in holds]
+
+
+def segment_attachments(project: Project) -> dict[str, list[dict]]:
+    """The holds each baked segment's motion tool recorded, by segment. A hold recorded before holds
+    carried their tolerance takes the tolerance its tool was given (the segment's `tolerance`
+    parameter), and one on the segment's `on` frame is a ride."""
     from studio.timeline.author import AUTHORED_DOC
     doc = project.get_doc(AUTHORED_DOC) or {}
-    return [a for seg in doc.values() if isinstance(seg, dict) for a in seg.get("attachments", []) or []]
+    out: dict[str, list[dict]] = {}
+    for name, seg in doc.items():
+        if not isinstance(seg, dict):
+            continue
+        out[name] = normal_attachments(seg.get("params") or {}, seg.get("attachments", []) or [])
+    return out
+
+
+def normal_attachments(params: dict, attachments: list[dict]) -> list[dict]:
+    """A segment's hold records as the hold check reads them (tolerance and ride said)."""
+    given = params.get("tolerance")
+    hands = {e.get("frame") for e in params.get("effectors", []) or [] if isinstance(e, dict)}
+    out = []
+    for a in attachments:
+        if "tolerance" not in a and isinstance(given, (int, float)):
+            a = dict(a, tolerance=given)
+        if "ride" not in a and a.get("frame") == params.get("on") and a.get("frame") not in hands:
+            a = dict(a, ride=True)      # recorded before rides said so: the body rode `on` that frame
+        out.append(a)
+    return out
 
 
 def approved_states(project: Project) -> list[tuple[int, Pose, str]]:
@@ -130,8 +156,9 @@ class FilmCheck:
     """A film's prepared meshes and measured contacts, for re-verifying edited intervals."""
 
     def __init__(self, scene: Scene, meshes: dict[str, trimesh.Trimesh], *, plan: dict | None = None,
-                 states: list | None = None):
+                 states: list | None = None, attachments: list[dict] | None = None):
         self.scene, self.meshes, self.plan, self.states = scene, meshes, plan, list(states or [])
+        self.attachments = list(attachments or [])      # the holds the motion tools recorded
         self.cache = ContactCache()
         self.tracks: Tracks | None = None
         self.reports: list[Report] = []
@@ -139,7 +166,7 @@ class FilmCheck:
     def verify(self, tracks: Tracks) -> list[Report]:
         self.tracks = tracks
         self.reports = run_checks(self.scene, self.meshes, tracks, plan=self.plan, states=self.states,
-                                  cache=self.cache)
+                                  cache=self.cache, attachments=self.attachments)
         return self.reports
 
     def verify_interval(self, tracks: Tracks, start: int, end: int) -> list[Report]:
@@ -155,9 +182,9 @@ class FilmCheck:
         part = tracks.slice(lo, hi)
         local = [penetration.NAME, supported.NAME, support_margin.NAME, contact_slip.NAME]
         fresh = {r.name: r for r in run_checks(self.scene, self.meshes, part, plan=self.plan, cache=self.cache,
-                                               names=local)}
+                                               names=local, attachments=self.attachments)}
         whole = {r.name: r for r in run_checks(self.scene, self.meshes, tracks, plan=self.plan,
-                                               states=self.states, cache=self.cache,
+                                               states=self.states, cache=self.cache, attachments=self.attachments,
                                                names=[v.NAME for v in VERIFIERS if v.NAME not in local])}
         merged = []
         for old in self.reports:

@@ -16,7 +16,7 @@ from studio.timeline.film import load_film_tracks
 
 from studio.checks.glb import load_glb_film
 from studio.checks.report import Report, required_checks_pass
-from studio.checks.run import approved_states, run_checks
+from studio.checks.run import approved_states, run_checks, tool_attachments
 
 SCORED = ("NoPenetration", "Supported", "JointLimits", "AnimationWellFormed", "EventsSatisfied")
 
@@ -48,6 +48,7 @@ def check_film(path: str | Path, names: tuple[str, ...] | None = None) -> list[R
                 raise ValueError(f"{path}: nothing is baked yet (no segments in the tracks table)")
             states = [(f, p.completed(scene), i) for f, p, i in approved_states(project)]
             return run_checks(scene, scene_meshes(scene, project.path), tracks, plan=project.get_doc("plan"),
-                              states=states, names=list(names) if names else None)
+                              states=states, names=list(names) if names else None,
+                              attachments=tool_attachments(project))
     scene, meshes, tracks, growth = load_glb_film(path)
     return run_checks(scene, meshes, tracks, names=list(names) if names else None, growth=growth)

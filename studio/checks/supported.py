@@ -83,9 +83,15 @@ def carries(film: Footage) -> list[tuple[str, str, int, int]]:
 
 
 def _tool_holds(film: Footage) -> list[tuple[str, str, int, int]]:
+    """Carries the motion tools recorded. A hand on a part that hangs on a joint (a door's knob, a
+    drawer's pull) drives the part, it does not carry it: the joint supports the part, and the hold
+    is judged by EventsSatisfied's hold check, not as a carry."""
     frames = {f.name: f.body for f in film.scene.frames}
+    free = set(film.scene.roots)
     out = []
     for a in film.extra.get("attachments", []) or []:
+        if a.get("body") not in free:
+            continue
         carrier = frames.get(a.get("frame"), a.get("frame"))
         if carrier in film.names and a.get("body") in film.names and a.get("end", -1) >= a.get("start", 0):
             out.append((carrier, a["body"], int(a["start"]), int(a["end"])))

@@ -81,12 +81,8 @@ def register(sub) -> None:
 
 
 def _client():
-    from studio.agent.client import ModelClient
-    from studio.agent.errors import ModelMissing
-    try:
-        return ModelClient.from_settings(on_status=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-    except ModelMissing as e:
-        raise CommandError(str(e), EXIT_ENVIRONMENT) from None
+    from studio.commands.model_lines import model_client
+    return model_client()
 
 
 def _refusals():
@@ -95,7 +91,7 @@ def _refusals():
 
 
 def cmd_plan(args) -> int:
-    from studio.agent.loop import run_tools
+    from studio.agent.loop import BUILD_TOOLS, run_tools
     from studio.agent.planner import make_plan
     client = _client()
     with Project.open(args.path) as project:
@@ -112,7 +108,7 @@ def cmd_plan(args) -> int:
         if args.build:
             try:
                 loop = run_tools(project, client, "Build the scene this plan needs and author its key states.",
-                                 max_turns=args.max_turns, on_event=lambda m: print(f"  {m}"))
+                                 max_turns=args.max_turns, on_event=lambda m: print(f"  {m}"), tools=BUILD_TOOLS)
             except _refusals() as e:
                 raise CommandError(str(e), EXIT_FAILED) from None
             print(f"built in {loop.turns} turn(s), steps {loop.steps}, {len(loop.refused)} call(s) refused")
@@ -172,11 +168,12 @@ def cmd_repair(args) -> int:
                 raise CommandError(f"{args.path}: the storyboard has no states to repair", EXIT_BAD_INPUT)
             client = None
             if not args.offline:
-                from studio.agent.client import ModelClient
-                from studio.agent.errors import ModelMissing
+                from studio.commands.model_lines import model_client
                 try:
-                    client = ModelClient.from_settings(on_status=lambda m: print(f"  {m}", file=sys.stderr))
-                except ModelMissing:
+                    client = model_client()
+                except CommandError as e:
+                    if e.code != EXIT_ENVIRONMENT:
+                        raise
                     print("no model configured: using the offline repairer")
             left = 0
             for sid in ids:
@@ -226,6 +223,13 @@ def cmd_log(args) -> int:
             cost = f"{d['cost']:.4f}" if "cost" in d else ""
             print(f"{s['id']:>4}  {s['at']:<23}  {s['tokens']:>6}  {inout:>11}  {cost:>9}  {s['seconds']:>7.2f}  "
                   f"{s['action']}{': ' + str(what)[:60] if what else ''}")
+            if d.get("failed"):
+                print(f"{'':>6}failed: {str(d['failed'])[:200]}")
+            for a in d.get("requests", []):
+                rcost = f", cost {a['cost']:.4f}" if a.get("cost") is not None else ""
+                how = (a.get("finish") or "") if a.get("ok") else f"failed: {str(a.get('error', ''))[:120]}"
+                print(f"{'':>6}request {a['kind']:<8} {a.get('tokens_in', 0)}/{a.get('tokens_out', 0)} tokens "
+                      f"(max {a.get('max_tokens', '?')}), {a.get('seconds', 0):.2f} s{rcost}{'; ' + how if how else ''}")
         if proposals:
             print("repairs")
             for p in proposals:
@@ -247,23 +251,25 @@ def cmd_revert(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from studio.agent.client import ModelClient
     from studio.agent.endpoint_check import check_endpoint
     from studio.agent.errors import AgentError
     from studio.store.endpoints import profiles
     from studio.store.settings import load_settings, settings_path
     try:
         settings = load_settings()
+        known = profiles(settings)
     except ValueError as e:
         raise CommandError(str(e), EXIT_BAD_INPUT) from None
     if args.endpoint:
-        if args.endpoint not in profiles(settings):
-            known = ", ".join(profiles(settings)) or "none"
-            raise CommandError(f"{settings_path()}: no endpoint profile {args.endpoint!r} (profiles: {known})",
+        if args.endpoint not in known:
+            names = ", ".join(known) or "none"
+            raise CommandError(f"{settings_path()}: no endpoint profile {args.endpoint!r} (profiles: {names})",
                                EXIT_BAD_INPUT)
         settings = {**settings, "endpoint": args.endpoint}
-    client = _client_from(ModelClient, settings)
-    print(f"endpoint {client.endpoint.name or 'default'}: {client.base_url}, model {client.model}")
+    from studio.commands.model_lines import model_client
+    client = model_client(settings, max_retries=0)
+    ep = client.endpoint
+    print(f"endpoint {ep.name or 'default'}: {client.base_url}, model {client.model}")
     try:
         found = check_endpoint(client)
     except AgentError as e:
@@ -271,17 +277,20 @@ def cmd_check(args) -> int:
         raise CommandError(str(e), EXIT_ENVIRONMENT if unreachable else EXIT_FAILED) from None
     for line in found.lines():
         print(line)
-    print(f"found in {found.seconds:.2f} s; remembered in {settings_path()}")
-    return 0
+    if ep.named:
+        where = f"remembered in {settings_path()} (profile {ep.name})"
+    elif ep.overridden:
+        where = (f"not remembered: {ep.overridden} overrides the settings; the profile "
+                 f"{ep.name!r} is left as it is" if ep.from_profile else
+                 f"not remembered: {ep.overridden} sets the endpoint, which is no named profile")
+    else:
+        where = "not remembered: the flat model_* settings are no named profile (add one under \"endpoints\")"
+    print(f"found in {found.seconds:.2f} s; {where}")
+    for p in found.problems:
+        print(f"problem: {p}")
+    return EXIT_FAILED if found.problems else 0
 
 
-def _client_from(ModelClient, settings):
-    from studio.agent.errors import ModelMissing
-    try:
-        return ModelClient.from_settings(settings, max_retries=0,
-                                         on_status=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-    except ModelMissing as e:
-        raise CommandError(str(e), EXIT_ENVIRONMENT) from None
 def cmd_run_code(args) -> int:
     from studio.sandbox.errors import SandboxMissing, SandboxRefused
     from studio.tools.scene_tools import run_part_code
@@ -299,11 +308,15 @@ def cmd_run_code(args) -> int:
         except SandboxRefused as e:
             raise CommandError(str(e), EXIT_ENVIRONMENT) from None
     print(f"job folder: {run.job_dir}")
+    from studio.store.shown import shown_block
     for name in ("stdout", "stderr"):
-        text = "".join(c if c.isprintable() or c in "\n\t" else c.encode("unicode_escape").decode()
-                       for c in getattr(run, name).rstrip())       # no terminal escapes from agent code
+        text = shown_block(getattr(run, name).rstrip())       # no terminal escapes, no endless line
         if text:
             print(f"--- {name}\n{text}")
-    print(f"wrote: {', '.join(run.files) or 'nothing'}")
+    from studio.store.shown import shown
+    print(f"wrote: {', '.join(shown(f) for f in run.files) or 'nothing'}")
+    if run.left_out:
+        print("left out (never copied out of the sandbox): "
+              + ", ".join(f"{n} {kind}" for kind, n in sorted(run.left_out.items())))
     print(f"exit status: {run.returncode}; {'ok' if run.ok else run.failure()}")
     return 0 if run.ok else EXIT_FAILED

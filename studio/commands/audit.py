@@ -1,9 +1,11 @@
-"""`studio audit verify PROJECT`: check the audit chain and every review signature."""
+"""`studio audit verify PROJECT`: check the audit chain and every review signature, and name every
+schema object in studio.db (table, view, index, trigger) that the studio did not create."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from studio.store.project import Project
+from studio.store.schema import foreign_objects
 from studio.timeline.reviews import by_whom
 from studio.timeline.trust import verify_project
 
@@ -22,8 +24,15 @@ def register(sub) -> None:
 def cmd_verify(args) -> int:
     with Project.open(args.path) as project:
         v = verify_project(project)
+        foreign = foreign_objects(project.db.conn)
     if not v.ok:
         print(f"{args.path}: the audit log fails verification at {v.problem}")
+        return EXIT_FAILED
+    if foreign:
+        print(f"{args.path}: studio.db holds {len(foreign)} schema object(s) the studio did not create "
+              f"(a trigger among them stops every write until it is removed):")
+        for o in foreign:
+            print(f"  {o}")
         return EXIT_FAILED
     who = ", ".join(f"{name} ({by_whom(name, kind) if kind != 'person' else 'person'}, key {v.fingerprints[name]})"
                     for name, kind in sorted(v.reviewers.items())) or "none"

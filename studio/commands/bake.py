@@ -14,6 +14,9 @@ def register(sub) -> None:
     p = sub.add_parser("bake", help="bake motion between approved states as a job (refused by the gate)")
     p.add_argument("path", type=Path)
     p.add_argument("--segment", action="append", help="A..B (repeatable; default: every plan segment)")
+    p.add_argument("--adopt-end", action="store_true",
+                   help="where a simulation ends away from its second state, make that state the run's end "
+                        "(it then needs a review before the segment bakes)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_bake)
 
@@ -33,13 +36,19 @@ def cmd_bake(args) -> int:
                   flush=True)
             for note in e.get("notes", []):
                 print(f"    note: {note}", flush=True)
+        elif e.get("stage") == "offered":
+            print(f"  job {job_id}: {e['segment']}: the run ends away from {e['state']}, furthest at {e['body']} "
+                  f"({e['metres']:.4f} m, {e['radians']:.4f} rad); its end is offered as {e['state']}", flush=True)
+        elif e.get("stage") == "adopted":
+            print(f"  job {job_id}: adopted the end of {e['segment']} as {e['state']} (a tool call); "
+                  f"{e['state']} needs a review", flush=True)
         elif e.get("stage") == "error":
             print(f"  job {job_id}: error: {e.get('message', '')}", flush=True)
 
     with Project.open(args.path) as project:
         recover_jobs(project, {})
         try:
-            job = queue.submit(project, "bake", lambda d: bake_spec(project, d, args.segment))
+            job = queue.submit(project, "bake", lambda d: bake_spec(project, d, args.segment, args.adopt_end))
         except (BakeSpecError, ValueError) as e:
             raise CommandError(str(e), EXIT_BAD_INPUT) from None
         print(f"job {job.id}: bake queued ({len(job.spec['segments'])} segments)", flush=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 from studio.commands import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, EXIT_FAILED, CommandError
 from studio.scene.io import load_scene
 from studio.store.project import Project
+from studio.store.shown import shown
 from studio.store.reports import load_reports
 from studio.timeline import film
 from studio.timeline.bake import bounds_hash
@@ -34,6 +35,13 @@ def register(sub) -> None:
         p.add_argument("--reviewer", default="person")
         p.set_defaults(func=cmd_review, verdict=verdict)
 
+    p = bsub.add_parser("adopt", help="make a simulated segment's second state the run's own end "
+                                      "(then review it)")
+    p.add_argument("path", type=Path)
+    p.add_argument("segment", help="A..B, a segment whose plan tool is a simulation (simulate, planar)")
+    p.add_argument("--reviewer", default="person", help="who adopts it (recorded in the audit log)")
+    p.set_defaults(func=cmd_adopt)
+
     p = bsub.add_parser("plan", help="store a plan JSON file (checked against the scene)")
     p.add_argument("path", type=Path)
     p.add_argument("file", type=Path)
@@ -52,9 +60,10 @@ def cmd_status(args) -> int:
             return 0
         for st in rows:
             frame = st.frame if st.frame is not None else "-"
-            print(f"{st.state_id:<20} frame {frame!s:<6} {st.status:<10} {st.reasons[0] if st.reasons else st.reviewed}")
+            said = st.reasons[0] if st.reasons else st.reviewed          # a review's note is the project's text
+            print(f"{shown(st.state_id, 64):<20} frame {frame!s:<6} {st.status:<10} {shown(said, 400)}")
             for why in st.reasons[1:]:
-                print(f"{'':<38}{why}")
+                print(f"{'':<38}{shown(why, 400)}")
         plan = load_plan(project)
         baked = {r["segment"]: r for r in film.list_segments(project)}
         for seg in plan_segments(plan) if plan else []:
@@ -110,6 +119,33 @@ def cmd_review(args) -> int:
         visible = visible or "nothing"
         print(f"{'approved' if args.verdict == 'approve' else 'rejected'} {state.id} "
               f"(content {review['content_hash']}, signed by {by_whom(args.reviewer)}); visible: {visible}")
+    return 0
+
+
+def cmd_adopt(args) -> int:
+    """The `adopt_end_state` tool call from the command line; a segment that offers no end state of its
+    own (its tool is no simulation, or it is no segment of the plan) is bad input."""
+    from studio.timeline.author import segment_tool
+    from studio.timeline.gate import parse_segment
+    from studio.timeline.motion import motion_tool
+    with Project.open(args.path) as project:
+        project.require_writable()
+        plan = load_plan(project)
+        try:
+            parse_segment(args.segment)
+        except ValueError as e:
+            raise CommandError(str(e), EXIT_BAD_INPUT) from None
+        if args.segment not in plan_segments(plan or {}):
+            raise CommandError(f"{args.path}: {args.segment} is no segment of the plan, so there is no run whose "
+                               f"end could be adopted (see studio board status)", EXIT_BAD_INPUT)
+        tool, _ = segment_tool(plan, args.segment)
+        if not motion_tool(tool).offers_end:
+            raise CommandError(f"{args.path}: {args.segment} is authored by {tool}, which offers no end state of "
+                               f"its own; only a simulation (simulate, planar) does", EXIT_BAD_INPUT)
+        out = _tool(project, args.reviewer, "adopt_end_state", {"segment": args.segment})
+        r = out.result
+        print(f"{r['state']} now holds the end of the run of {args.segment} ({r['worst']} was {r['metres']:.4f} m "
+              f"and {r['radians']:.4f} rad off); review {r['state']} (studio board approve {args.path} {r['state']})")
     return 0
 
 

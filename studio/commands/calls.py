@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from studio.store.project import Project, write_atomic
+from studio.store.shown import shown
 
 from studio.commands import EXIT_BAD_INPUT, EXIT_FAILED, CommandError
 
@@ -27,13 +28,13 @@ def cmd_replay(args) -> int:
 
     def said(call, out) -> None:
         if not args.quiet:
-            print(f"line {call.line}: {call.tool}: {out.result.get('done', 'ok')}", flush=True)
+            print(f"line {call.line}: {call.tool}: {shown(out.result.get('done', 'ok'))}", flush=True)
 
     with Project.open(args.path) as project:
         try:
             n = replay(project, calls, str(args.calls), on_call=said)
         except ReplayRefused as e:
-            print(f"studio: {e}", file=sys.stderr)
+            print(f"studio: {shown(str(e), 600)}", file=sys.stderr)
             print(f"studio: the project holds the {e.applied} call(s) before line {e.line}", file=sys.stderr)
             return EXIT_FAILED
     print(f"replayed {n} call(s) from {args.calls} into {args.path}")

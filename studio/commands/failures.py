@@ -43,6 +43,10 @@ def write_log(args, argv: list[str], exc: BaseException) -> Path | None:
     for log in candidates:
         made = not log.parent.exists()
         try:
+            if project is not None and log.is_relative_to(project):
+                from studio.store.beneath import append_beneath
+                append_beneath(project, log.relative_to(project), text)     # logs/ never through a link
+                return log
             log.parent.mkdir(parents=True, exist_ok=True)
             with open(log, "a") as f:
                 f.write(text)

@@ -23,12 +23,14 @@ def _model_proposer(offline: bool):
     """The model's film repairs for the search to try beside its own, or None (offline, or no model)."""
     if offline:
         return None
-    from studio.agent.client import ModelClient
-    from studio.agent.errors import ModelMissing
     from studio.agent.model_motion_repair import propose_film_with_model
+    from studio.commands import EXIT_ENVIRONMENT
+    from studio.commands.model_lines import model_client
     try:
-        client = ModelClient.from_settings()
-    except ModelMissing:
+        client = model_client()
+    except CommandError as e:
+        if e.code != EXIT_ENVIRONMENT:
+            raise
         print("no model configured: using the offline rules")
         return None
     return lambda project, trial, runs: propose_film_with_model(project, client, trial, runs)
@@ -43,6 +45,7 @@ def cmd_repair_film(args) -> int:
         raise CommandError(f"--max-rounds {args.max_rounds}: expected at least 1", EXIT_BAD_INPUT)
     with Project.open(args.path) as project:
         model_proposer = _model_proposer(args.offline)
+        failed_rounds: list[int] = []
 
         def report(rnd) -> None:
             failing = ", ".join(rnd.failing) or "none"
@@ -54,6 +57,11 @@ def cmd_repair_film(args) -> int:
                 print(f"  #{pid} [{mark}] {p.target} {p.check_name} ({p.source}): {p.summary}")
             for u in rnd.unsolved:
                 print(f"  unsolved: {u}")
+            if rnd.model_failed:
+                kept = ", ".join(f"#{i}" for i in rnd.kept) or "none"
+                print(f"  the model's round failed: {rnd.model_failed}")
+                print(f"  kept the offline proposals: {kept}")
+                failed_rounds.append(rnd.number)
         try:
             result = repair_film(project, until_pass=args.until_pass, max_rounds=args.max_rounds,
                                  approve_verified=args.approve_verified, interval=interval, model_proposer=model_proposer,
@@ -65,6 +73,8 @@ def cmd_repair_film(args) -> int:
               + (f" ({result.stopped})" if result.stopped else ""))
         if args.approve_verified and result.applied:
             print("applied as a batch run: the audit log and the reviews name the reviewer 'batch', not a person")
+    if failed_rounds:
+        return EXIT_FAILED
     if args.until_pass or args.approve_verified:
         return 0 if result.passing else EXIT_FAILED
     return 0 if result.proposals or result.passing else EXIT_FAILED

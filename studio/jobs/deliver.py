@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from studio.scene.io import load_scene
+from studio.store.beneath import check_components
 from studio.store.names import NameProblem, check_id, inside
 from studio.store.project import Project, file_mode
 from studio.store.space import disk_full, is_disk_full
@@ -121,7 +122,7 @@ def deliver(project: Project, job_folder: Path, spec: dict) -> dict[str, str]:
         raise DeliveryError(f"{job_folder / 'spec.json'}: {e}") from None
     done = {}
     for rel, dest in spec.get("deliver", {}).items():
-        target = destination(project, dest)
+        target = check_components(project.path, destination(project, dest))   # renders/, exports/: no link
         copy_atomic(inside(job_folder, rel, "spec.deliver"), target)
         done[rel] = str(target)
     stills = spec.get("record_stills", {})

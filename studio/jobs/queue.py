@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from studio.store.names import NameProblem
+from studio.store.beneath import ensure_folder
 from studio.store.project import Project, now, write_atomic
 
 KINDS = ("still", "preview", "film", "export_blend", "bake", "verify", "agent_step")
@@ -72,7 +73,7 @@ def submit(project: Project, kind: str, build_spec: Callable[[Path], dict], acto
     try:
         if folder.exists():          # left by a job whose row is gone: its id is being reused
             shutil.rmtree(folder)
-        folder.mkdir(parents=True)
+        ensure_folder(project.path, folder.relative_to(project.path))     # no link on the way
         spec = build_spec(folder)
         write_spec(folder, spec)
     except BaseException:

@@ -200,7 +200,8 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
     effs = list(dict.fromkeys(w.effector for w in ws))
     tol = min(w.tolerance for w in ws) * FIT
     chains = list(dict.fromkeys(j for e in effs for j in
-                                (declared_chain(trial.plan, e) or _chain(scene, scene.frame(e).body, "", 8))))
+                                (declared_chain(trial.plan, e) or _chain(scene, scene.frame(e).body, "", 8))
+                                if scene.joint(j).type != "fixed"))      # a fixed joint has no value to solve
     names = ", ".join(effs)
     what = ", ".join(dict.fromkeys(w.what for w in ws))
     out = []

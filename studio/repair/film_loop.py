@@ -7,6 +7,10 @@ per segment, required failures first, as the reviewer `batch`: the audit log
 records the batch run, never a person. It stops when the required checks
 pass (with `until_pass`), when a round applies nothing (nothing helps), or
 after `max_rounds`. A plain function reporting each round through `on_round`.
+
+The model's proposer is a guest: when it fails (the server gone, a reply
+past its deadline, a context too small), the round says so and names the
+offline proposals it keeps, and goes on with them.
 """
 from __future__ import annotations
 
@@ -39,6 +43,8 @@ class Round:
     applied: list[str] = field(default_factory=list)
     unsolved: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    model_failed: str = ""             # why the model's proposals are missing from this round
+    kept: list[int] = field(default_factory=list)      # the offline proposals kept when it failed
 
 
 @dataclass
@@ -72,11 +78,17 @@ def repair_film(project: Project, *, until_pass: bool = False, max_rounds: int =
         made = propose_film(project, interval, per_run=1 if approve_verified else 2, trial=trial,
                             batch=approve_verified)
         proposals, unsolved = list(made.proposals), list(made.unsolved)
-        if model_proposer is not None:
-            by_model = model_proposer(project, trial, made.runs)
-            proposals += by_model.proposals
-            unsolved += by_model.unsolved
-        rnd = Round(n, failing, len(made.runs), [p.id for p in proposals], unsolved=unsolved)
+        model_failed = ""
+        if model_proposer is not None and made.runs:
+            try:
+                by_model = model_proposer(project, trial, made.runs)
+            except Refused as e:
+                model_failed = str(e)
+            else:
+                proposals += by_model.proposals
+                unsolved += by_model.unsolved
+        rnd = Round(n, failing, len(made.runs), [p.id for p in proposals], unsolved=unsolved,
+                    model_failed=model_failed, kept=[p.id for p in made.proposals] if model_failed else [])
         if approve_verified:
             used: set[str] = set()
             for p in sorted(proposals, key=lambda p: p.check_name not in REQUIRED):

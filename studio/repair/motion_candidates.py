@@ -83,7 +83,7 @@ def detour_candidates(trial: FilmTrial, pose: Pose, ev: dict, also: tuple[str, .
                       planar: bool = False) -> list[tuple[str, list[dict]]]:
     """Move the body (and `also`, other bodies of its character meeting the same obstacle) clear of
     the other along each world axis (around an obstacle, over a step; `planar`: across the floor)."""
-    picked = _mover(trial.scene, ev["a"], ev["b"])
+    picked = _mover(trial.scene, ev["a"], ev["b"], trial.fixed)
     if picked is None:
         return []
     body = picked[0]
@@ -115,8 +115,8 @@ def turn_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, l
     """Turn a free body meeting a static one about each world axis through its centre (a wide board
     through a narrow opening), its lowest point kept where it was."""
     scene = trial.scene
-    movers = [n for n in (ev["a"], ev["b"]) if not scene.body(n).is_static]
-    if len(movers) != 1 or scene.body(ev["a"]).is_static == scene.body(ev["b"]).is_static:
+    movers = [n for n in (ev["a"], ev["b"]) if not scene.body(n).is_static and n not in trial.fixed]
+    if len(movers) != 1:
         return []
     body = movers[0]
     if body not in scene.roots or scene.joint_of_child(body) is not None:
@@ -143,10 +143,10 @@ def turn_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, l
 def key_poses(trial: FilmTrial, run: FailingRun, pose: Pose) -> list[tuple[str, list[dict]]]:
     ev = run.evidence
     if run.check == "NoPenetration":
-        return (penetration_candidates(trial.project, trial.scene, pose, ev) + detour_candidates(trial, pose, ev)
-                + turn_candidates(trial, pose, ev))
+        return (penetration_candidates(trial.project, trial.scene, pose, ev, trial.fixed)
+                + detour_candidates(trial, pose, ev) + turn_candidates(trial, pose, ev))
     if run.check == "Supported":
-        return floating_candidates(trial.project, trial.scene, pose, ev, run.worst, trial.plan)
+        return floating_candidates(trial.project, trial.scene, pose, ev, run.worst, trial.plan, trial.fixed)
     if run.check == "JointLimits":
         return joint_candidates(trial.scene, pose, ev)
     if run.check == "EventsSatisfied":
@@ -418,12 +418,30 @@ def _runs_here(trial: FilmTrial, params: dict) -> dict:
 
 
 def candidates(trial: FilmTrial, run: FailingRun, rejected: list[list[dict]] | None = None) -> list[Candidate]:
-    """Every candidate for the run, smallest edit first; a rejected edit is left out."""
+    """Every candidate for the run, smallest edit first: fewest new key states, then the smallest
+    change of pose (a tool's parameters or another tool insert none and change no key pose, so they
+    keep their order ahead); a rejected edit is left out, and a kind a person turned down comes last."""
     rejected = rejected or []
     out = param_candidates(trial, run) + tool_candidates(trial, run) + key_candidates(trial, run)
     out = [c for c in out if _sans_ends(c[2]) not in [_sans_ends(r) for r in rejected]]
     turned_down = {_kind(r) for r in rejected}
-    return sorted(out, key=lambda c: c[0] in turned_down)       # a kind a person turned down comes last
+    return sorted(out, key=lambda c: (c[0] in turned_down, *change_size(trial, c[2])))
+
+
+def change_size(trial: FilmTrial, changes: list[dict]) -> tuple[int, float]:
+    """How much a candidate changes: the key states it inserts, and how far their poses lie from the
+    film's at their frames (metres of root travel plus radians of root turn and of joints)."""
+    keys = [c for c in changes if c["kind"] == "insert_state" and c.get("split")]
+    size = 0.0
+    for c in keys:
+        new = Pose.from_dict(c["pose"], trial.scene).completed(trial.scene)
+        old = trial.pose_at(int(c["frame"])).completed(trial.scene)
+        for r in new.roots:
+            a, b = np.asarray(old.roots[r], float), np.asarray(new.roots[r], float)
+            size += float(np.linalg.norm(b[:3] - a[:3])) + 2 * float(np.arccos(min(1.0, abs(float(a[3:] @ b[3:])))))
+        for j in new.joints:
+            size += float(np.abs(np.asarray(new.joints[j], float) - np.asarray(old.joints[j], float)).sum())
+    return len(keys), round(size, 9)
 
 
 def _kind(changes: list[dict]) -> str:

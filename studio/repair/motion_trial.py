@@ -8,6 +8,12 @@ those segments in memory with their motion tools (complete, pin, clip as the
 bake does), splices them into a copy of the film's tracks and re-verifies the
 interval they cover plus a margin with `FilmCheck.verify_interval`. Nothing is
 stored: the project is only read.
+
+A candidate is not verified, whatever it fixes, when it moves the set (a static
+body, fixed scenery, a body the storyboard and the film keep still: `scenery`),
+when it would change a key state that exists (a repair of the film only inserts
+new ones; changing a state is a person's own proposal), or when it adds a
+Continuity spike the film did not have.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import json
 from dataclasses import dataclass
 
 from studio.checks.report import ADVISORY, REQUIRED, Report
-from studio.checks.run import FilmCheck, approved_states
+from studio.checks.run import FilmCheck, approved_states, normal_attachments, segment_attachments
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
 from studio.scene.meshes import scene_meshes
@@ -24,7 +30,7 @@ from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.author import segment_tool
 from studio.timeline.motion import check_params
-from studio.timeline.bake import MAX_RESIDUAL, round_to_limits, complete, pin
+from studio.timeline.bake import complete, pin, residual_limit, round_to_limits
 from studio.timeline.film import list_segments, load_film_tracks
 from studio.timeline.gate import parse_segment
 from studio.timeline.motion import MotionError, Segment, motion_tool
@@ -32,6 +38,7 @@ from studio.timeline.storyboard import State, list_states
 
 from studio.repair.film_failures import FailingRun, frames_by_failure
 from studio.repair.proposals import failures
+from studio.repair.scenery import Moved, moved_in_tracks, the_set
 
 MARGIN = 12                 # frames re-verified either side of the re-baked segments
 
@@ -77,8 +84,10 @@ def plan_after(plan: dict | None, changes: list[dict]) -> tuple[dict, list[str],
     return out, touched, dropped
 
 
-def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str, State], segment: str) -> Tracks:
-    """A segment authored by its plan tool and completed, pinned and clipped as the bake would store it."""
+def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str, State], segment: str,
+                   holds: dict[str, list[dict]] | None = None) -> Tracks:
+    """A segment authored by its plan tool and completed, pinned and clipped as the bake would store it;
+    the holds its tool recorded go into `holds` under the segment, as the bake would keep them."""
     a, b = (states.get(s) for s in parse_segment(segment))
     if a is None or b is None:
         raise RepairUnfit(f"segment {segment}: a bounding state is missing")
@@ -87,11 +96,13 @@ def bake_in_memory(project: Project, scene: Scene, plan: dict, states: dict[str,
         check_params(tool, params, f"{segment} {tool} params")
         out = motion_tool(tool).author(Segment(segment, scene, a, b, plan, project.fps, project.path, states), params)
         full = complete(scene, out.tracks, a.pose, b.pose, a.frame, b.frame)
+        if holds is not None:
+            holds[segment] = normal_attachments(params, list(out.attachments))
     except (MotionError, ValueError, KeyError) as e:
         raise RepairUnfit(f"segment {segment} by {tool}: {e}") from None
     pinned, residual = pin(full, a.pose, b.pose)
     round_to_limits(scene, pinned)
-    if residual > MAX_RESIDUAL:
+    if residual > residual_limit(motion_tool(tool).schema, params):
         raise RepairUnfit(f"segment {segment} by {tool}: misses its states by {residual:.3f}")
     return pinned
 
@@ -110,18 +121,23 @@ def splice(film: Tracks, part: Tracks) -> Tracks:
 
 
 def rebake(project: Project, scene: Scene, plan: dict, states: dict[str, State], film: Tracks,
-           changes: list[dict], touched: list[str]) -> tuple[Tracks, list[tuple], tuple[int, int]]:
-    """The film with the touched segments baked in memory, the inserted key states, the frames re-baked."""
+           changes: list[dict], touched: list[str],
+           holds: dict[str, list[dict]] | None = None) -> tuple[Tracks, list[tuple], tuple[int, int]]:
+    """The film with the touched segments baked in memory, the inserted key states, the frames re-baked
+    (and in `holds`, the touched segments' holds as their tools recorded them)."""
     states = dict(states)
     inserted = []
     for c in changes:
         if c["kind"] == "insert_state":
+            if c["state"] in states:
+                raise RepairUnfit(f"insert_state {c['state']}: that key state exists; a repair of the film "
+                                  f"inserts new key states and never changes one a person made")
             pose = Pose.from_dict(c["pose"], scene, where=f"insert_state {c['state']}.pose").completed(scene)
             states[c["state"]] = State(c["state"], int(c["frame"]), pose)
             inserted.append((int(c["frame"]), pose, c["state"]))
     tracks, lo, hi = film, film.frame_end, film.frame_start
     for seg in touched:
-        part = bake_in_memory(project, scene, plan, states, seg)
+        part = bake_in_memory(project, scene, plan, states, seg, holds)
         if part.frame_start < film.frame_start or part.frame_end > film.frame_end:
             raise RepairUnfit(f"segment {seg} reaches outside the film")
         tracks = splice(tracks, part)
@@ -191,10 +207,14 @@ class FilmTrial:
         self.states = {s.id: State(s.id, s.frame, s.pose.completed(self.scene), s.shot, s.description)
                        for s in list_states(project)}
         self.approved = [(f, p.completed(self.scene), i) for f, p, i in approved_states(project)]
+        self.holds = segment_attachments(project)          # by segment: what each tool recorded holding
+        self.base_holds = [a for hs in self.holds.values() for a in hs]
         self.check = FilmCheck(self.scene, scene_meshes(self.scene, project.path), plan=self.plan,
-                               states=self.approved)
+                               states=self.approved, attachments=self.base_holds)
+        self._holds_after: dict[str, list[dict]] = {}
         self.reports = self.check.verify(tracks)
         self.base_tracks, self.base_reports = self.check.tracks, self.check.reports
+        self.fixed = the_set(self.scene, self.plan, [p for _, p, _ in self.approved], tracks)
         self._baked: dict[str, tuple | RepairUnfit] = {}
         self._verified: dict[tuple, list[Report]] = {}
 
@@ -212,11 +232,13 @@ class FilmTrial:
             if self.whole:
                 touched = [s["segment"] for s in self.segments if s["segment"] not in dropped and s["segment"]
                            not in touched] + touched
+            holds = {s: hs for s, hs in self.holds.items() if s not in dropped}
             try:
                 self._baked[key] = rebake(self.project, self.scene, plan, self.states, self.base_tracks,
-                                          changes, touched)
+                                          changes, touched, holds)
             except RepairUnfit as e:
                 self._baked[key] = e
+            self._holds_after[key] = [a for hs in holds.values() for a in hs]
         got = self._baked[key]
         if isinstance(got, RepairUnfit):
             raise got
@@ -234,9 +256,11 @@ class FilmTrial:
             return tracks, self._verified[key], (lo, hi)
         self.check.tracks, self.check.reports = self.base_tracks, self.base_reports
         self.check.states = self.approved + inserted
+        self.check.attachments = self._holds_after.get(key[0], self.base_holds)    # holds as the change makes them
         try:
             if self.whole or (lo <= tracks.frame_start and hi >= tracks.frame_end):   # nothing to keep
-                fresh = FilmCheck(self.scene, self.check.meshes, plan=self.plan, states=self.check.states)
+                fresh = FilmCheck(self.scene, self.check.meshes, plan=self.plan, states=self.check.states,
+                                  attachments=self.check.attachments)
                 if not self.whole:
                     fresh.cache = self.check.cache        # unchanged relative poses are measured once
                 reports = fresh.verify(tracks)
@@ -244,14 +268,26 @@ class FilmTrial:
                 reports = self.check.verify_interval(tracks, lo, hi)
         finally:
             self.check.tracks, self.check.reports, self.check.states = self.base_tracks, self.base_reports, self.approved
+            self.check.attachments = self.base_holds
         self._verified[key] = reports
         return tracks, reports, (lo, hi)
+
+    def moves_set(self, changes: list[dict]) -> list[Moved]:
+        """Bodies of the set the changes would move (worst first); none for a candidate that may stand."""
+        tracks, _, (lo, hi) = self.bake(changes)
+        return moved_in_tracks(self.scene, self.fixed, self.base_tracks, tracks, (lo, hi))
 
     def judge(self, run: FailingRun, changes: list[dict], narrow: bool = False) -> Outcome:
         """Whether the changes remove the run's failure and add no required one, in words. A candidate
         is first screened on the run's own frames plus the margin when that is under half the
         frames it re-baked; only one that passes there (or, with `narrow`, that narrows the run
-        there) is verified on all of them."""
+        there) is verified on all of them. One that moves the set is refused before it is verified."""
+        moved = self.moves_set(changes)
+        if moved:
+            tracks, _, (lo, hi) = self.bake(changes)
+            return Outcome(False, f"moves the set ({'; '.join(m.words() for m in moved[:3])}): a repair never "
+                                  f"moves a static body, fixed scenery or a body the storyboard keeps still",
+                           (lo, hi), 0, len(moved), self.base_reports, tracks)
         if not self.whole:
             screen = (run.start - MARGIN, run.end + MARGIN)
             _, _, (lo, hi) = self.bake(changes)
@@ -306,6 +342,11 @@ class FilmTrial:
         if now_other > was_other and not added:
             added[("frames",)] = list(range(now_other - was_other))
         words += self._advisory(after, run, (lo, hi))
+        spikes = self._new_spikes(after, (lo, hi), changes)
+        if spikes:
+            words.append("adds Continuity " + ", ".join(spikes[:3]) + (f" and {len(spikes) - 3} more"
+                                                                      if len(spikes) > 3 else ""))
+            added[("Continuity",)] = spikes
         ok = not now and not added and not any(af for _, af in along.values())
         if any(len(af) > len(b4) for b4, af in along.values()):
             added[("frames",)] = [0]
@@ -332,6 +373,44 @@ class FilmTrial:
             if len(fixed) == 1 and len(other) == 1 and scene.group_root(other[0]) == group and row and \
                     any(row["start"] < f < row["end"] for f in per):
                 out.append(key)
+        return out
+
+    def _new_spikes(self, after: list[Report], span: tuple[int, int], changes: list[dict]) -> list[str]:
+        """Continuity jumps of a body (its place or its turn popping between two frames) on the interval
+        that the film did not have: a repair that adds one is not verified, though the check is advisory.
+        A jump of a body a simulation moves is an impact the physics made (a box landing), not a pop, and
+        stands; so does a joint's own spike that moves no body past the check's limit (a knee snapping up
+        for a higher step), which the effect still counts among the advisory figures."""
+        lo, hi = span
+        key = lambda e: (e.get("frame"), e.get("body") or e.get("joint"), e.get("what"))
+        before = {key(e) for r in self.base_reports if r.name == "Continuity" for e in r.evidence}
+        simulated = self._simulated(changes)
+        return [f"{e.get('body') or e.get('joint')} {e.get('what', '')} at {e.get('frame')}".replace("  ", " ")
+                for r in after if r.name == "Continuity" for e in r.evidence
+                if lo <= e.get("frame", lo - 1) <= hi and key(e) not in before and e.get("body")
+                and not any(e.get("body") == b and f0 <= e.get("frame", 0) <= f1 for b, f0, f1 in simulated)]
+
+    def _simulated(self, changes: list[dict]) -> list[tuple[str, int, int]]:
+        """(body, first frame, last frame) of every body a simulation moves in the plan the changes make."""
+        plan, _, _ = plan_after(self.plan, changes)
+        frames = {s.id: s.frame for s in self.states.values()}
+        frames.update({c["state"]: int(c["frame"]) for c in changes if c["kind"] == "insert_state"})
+        out = []
+        for m in plan.get("motion", []) or []:
+            tool = m.get("tool")
+            try:
+                a, b = parse_segment(m.get("segment", ""))
+            except ValueError:
+                continue
+            if not tool or a not in frames or b not in frames:
+                continue
+            try:
+                if not motion_tool(tool).offers_end:
+                    continue
+            except MotionError:
+                continue
+            bodies = (m.get("params") or {}).get("bodies", [])
+            out += [(body, frames[a], frames[b]) for body in (bodies if isinstance(bodies, (list, dict)) else [])]
         return out
 
     def _advisory(self, after: list[Report], run: FailingRun, span: tuple[int, int]) -> list[str]:

@@ -32,7 +32,8 @@ from studio.store.project import Project
 from studio.timeline.storyboard import State, get_state
 
 from studio.repair.errors import RepairError
-from studio.repair.proposals import Proposal, distinct_failures, report_progress, save_proposal, stop_requested, verify_changes
+from studio.repair.proposals import (Proposal, distinct_failures, report_progress, save_proposal, state_set,
+                                     stop_requested, verify_changes)
 from studio.tools.verify import check_pose
 
 MARGIN = 1e-3          # metres beyond the evidence's push distance
@@ -45,9 +46,12 @@ def _root_change(pose: Pose, root: str, delta: np.ndarray) -> dict:
     return {"kind": "root", "name": root, "from": old, "to": [round(v, 9) for v in new]}
 
 
-def _mover(scene: Scene, a: str, b: str) -> tuple[str, float] | None:
-    """The body to move and the sign along the axis (which pushes a out of b)."""
-    sa, sb = scene.body(a).is_static, scene.body(b).is_static
+def _mover(scene: Scene, a: str, b: str, fixed: set[str] | frozenset = frozenset()) -> tuple[str, float] | None:
+    """The body to move and the sign along the axis (which pushes a out of b); never one of the set
+    (`fixed`, see `scenery`), nor a body whose tree's root is, since moving it moves that root."""
+    def held(x: str) -> bool:
+        return scene.body(x).is_static or x in fixed or scene.group_root(x) in fixed
+    sa, sb = held(a), held(b)
     if sa and sb:
         return None
     if sb or (not sa and scene.joint_of_child(a) is None):
@@ -62,13 +66,15 @@ def _world_vertices(project: Project, scene: Scene, world: dict, body: str) -> n
     return (world[body] @ np.c_[m.vertices, np.ones(len(m.vertices))].T).T[:, :3]
 
 
-def penetration_candidates(project: Project, scene: Scene, pose: Pose, ev: dict) -> list[tuple[str, list[dict]]]:
+def penetration_candidates(project: Project, scene: Scene, pose: Pose, ev: dict,
+                           fixed: set[str] | frozenset = frozenset()) -> list[tuple[str, list[dict]]]:
     """Pushes along the evidence's axis, smallest first, both ways (the axis of a sample
     deep inside a thin wall can point either way); then a clean separation of the two
-    bodies' extents along that axis."""
-    picked = _mover(scene, ev["a"], ev["b"])
+    bodies' extents along that axis. A link whose tree's root is part of the set (an arm on a
+    fixed base) is pushed by its own chain instead, by IK (`ik_push_candidates`)."""
+    picked = _mover(scene, ev["a"], ev["b"], fixed)
     if picked is None:
-        return []
+        return ik_push_candidates(project, scene, pose, ev, fixed)
     body, sign = picked
     other = ev["b"] if body == ev["a"] else ev["a"]
     root = scene.group_root(body)
@@ -84,6 +90,49 @@ def penetration_candidates(project: Project, scene: Scene, pose: Pose, ev: dict)
     for dist, s in steps:
         out.append((f"push {root} out of {other} by {dist * 1000:.1f} mm "
                     f"along [{', '.join(f'{v:+.2f}' for v in s * axis)}]", [_root_change(pose, root, s * dist * axis)]))
+    return out
+
+
+CLEAR = (MARGIN, 0.02, 0.05)      # metres beyond a clean separation, for a link moved by its chain
+
+
+def ik_push_candidates(project: Project, scene: Scene, pose: Pose, ev: dict,
+                       fixed: set[str] | frozenset = frozenset()) -> list[tuple[str, list[dict]]]:
+    """For a link that may not move by its root (an arm on a fixed base): its nearest named frame
+    moved by the joints above it (IK within limits, the set's own joints left alone), along the
+    evidence's axis by the push, and along each world axis clear of the other body, smallest first."""
+    from studio.timeline.motion.ik import Goal, IKError, frame_pose, solve_ik
+    world = pose_world(scene, pose)
+    out = []
+    for body, sign in ((ev["a"], 1.0), (ev["b"], -1.0)):
+        if scene.body(body).is_static or body in fixed or scene.joint_of_child(body) is None:
+            continue
+        eff = next((f.name for f in scene.frames if f.body == body), None)
+        chain = [j for j in _chain(scene, body, "", 6) if scene.joint(j).child not in fixed]
+        if eff is None or not chain:
+            continue
+        other = ev["b"] if body == ev["a"] else ev["a"]
+        axis = np.asarray(ev["axis"], float)
+        axis /= max(np.linalg.norm(axis), 1e-12)
+        push = float(ev.get("push_m", ev["depth_m"])) + MARGIN
+        moves = [(sign * k * push * axis, f"{k * push * 1000:.1f} mm out of {other}") for k in (1.0, 2.0, 3.0)]
+        mine, theirs = _world_vertices(project, scene, world, body), _world_vertices(project, scene, world, other)
+        for ax in np.vstack([np.eye(3), -np.eye(3)]):
+            clear = float((theirs @ ax).max() - (mine @ ax).min())
+            for extra in CLEAR:
+                if 0 < clear + extra < 1.0:
+                    moves.append((ax * (clear + extra), f"{(clear + extra) * 1000:.0f} mm along "
+                                  f"{'+-'[int(ax.sum() < 0)]}{'xyz'[int(np.argmax(np.abs(ax)))]} clear of {other}"))
+        here = frame_pose(scene, pose, eff)[:3, 3]
+        for move, words in sorted(moves, key=lambda m: float(np.linalg.norm(m[0]))):
+            try:
+                solved, err = solve_ik(scene, pose, chain, [Goal(eff, here + move)])
+            except IKError:
+                continue
+            changes = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": solved.joints[n]}
+                       for n in chain if solved.joints[n] != pose.joints[n]]
+            if changes and err < 0.5 * float(np.linalg.norm(move)):
+                out.append((f"move {eff} {words} by {', '.join(chain)} ({err * 1000:.1f} mm off)", changes))
     return out
 
 
@@ -160,9 +209,9 @@ def attach_candidates(project: Project, scene: Scene, pose: Pose, body: str, fra
 
 
 def floating_candidates(project: Project, scene: Scene, pose: Pose, ev: dict, frame: int = 0,
-                        plan: dict | None = None) -> list[tuple[str, list[dict]]]:
+                        plan: dict | None = None, fixed: set[str] | frozenset = frozenset()) -> list[tuple[str, list[dict]]]:
     body = ev["body"]
-    if scene.body(body).is_static:
+    if scene.body(body).is_static or body in fixed or scene.group_root(body) in fixed:
         return []
     root = scene.group_root(body)
     out = attach_candidates(project, scene, pose, body, frame, plan)
@@ -253,21 +302,22 @@ def propose_offline(project: Project, state_id: str, reports: list[Report] | Non
     report_progress(state, 0.0, f"checking {state_id}")
     reports = reports if reports is not None else check_pose(project, scene, pose, held.frame, state_id)
     proposals, unsolved = [], []
+    fixed = state_set(project, scene, state_id)
     failing = list(distinct_failures(reports, RULES))
     for i, (r, ev, key) in enumerate(failing):
         if stop_requested(state):
             break
         report_progress(state, (i + 1) / (len(failing) + 1), f"{r.name} {' '.join(map(str, key[1:]))}")
         if r.name == "NoPenetration":
-            cands = penetration_candidates(project, scene, pose, ev)
+            cands = penetration_candidates(project, scene, pose, ev, fixed)
         elif r.name == "Supported":
-            cands = floating_candidates(project, scene, pose, ev, held.frame, project.get_doc("plan"))
+            cands = floating_candidates(project, scene, pose, ev, held.frame, project.get_doc("plan"), fixed)
         else:
             cands = joint_candidates(scene, pose, ev)
         for summary, changes in cands:
             if stop_requested(state):
                 break
-            check = verify_changes(project, scene, held, key, changes, reports)
+            check = verify_changes(project, scene, held, key, changes, reports, fixed)
             if check["ok"]:
                 p = Proposal(f"state:{state_id}", r.name, list(key), summary, changes, "offline", check)
                 proposals.append(save_proposal(project, p) if store else p)

@@ -25,6 +25,7 @@ from studio.timeline.commands import Command, CommandStack, SetState
 from studio.timeline.storyboard import State, get_state
 
 from studio.repair.errors import RepairError
+from studio.repair.scenery import moved_in_pose, the_set
 from studio.tools.verify import check_pose, verify_and_store
 
 STATUSES = ("proposed", "approved", "rejected")
@@ -91,6 +92,7 @@ class Proposal:
     id: int | None = None
     status: str = "proposed"
     note: str = ""
+    again: bool = False          # the same proposal was already waiting for a person: not stored twice
 
     @property
     def state_id(self) -> str:
@@ -119,22 +121,51 @@ def apply_changes(scene: Scene, pose: Pose, changes: list[dict]) -> Pose:
     return out
 
 
+def state_set(project: Project, scene: Scene, state_id: str) -> set[str]:
+    """The set no repair of `state_id` may move: static bodies, fixed scenery, and bodies every other
+    approved key state and the baked film keep still (`scenery`)."""
+    from studio.checks.run import approved_states
+    from studio.timeline.film import load_film_tracks
+    poses = [p for _, p, sid in approved_states(project) if sid != state_id]
+    return the_set(scene, project.get_doc("plan"), poses, load_film_tracks(project))
+
+
 def verify_changes(project: Project, scene: Scene, state: State, failure: tuple, changes: list[dict],
-                   before: list[Report] | None = None) -> dict:
-    """Whether the changes fix `failure` and add no new required failure, with the verdicts."""
+                   before: list[Report] | None = None, fixed: set[str] | None = None) -> dict:
+    """Whether the changes fix `failure`, add no new required failure and leave the set alone
+    (`fixed`, found from the project when not given), with the verdicts."""
     pose = state.pose.completed(scene)
+    fixed = state_set(project, scene, state.id) if fixed is None else fixed
+    changed = apply_changes(scene, pose, changes)
+    moved = [m.words() for m in moved_in_pose(scene, fixed, pose, changed, state.frame)]
+    if moved:
+        return {"fixes_target": False, "new_required_failures": [], "moves_set": moved, "ok": False,
+                "before": {}, "after": {}}
     before = before if before is not None else check_pose(project, scene, pose, state.frame, state.id)
-    after = check_pose(project, scene, apply_changes(scene, pose, changes), state.frame, state.id)
+    after = check_pose(project, scene, changed, state.frame, state.id)
     was, now_ = failures(before, REQUIRED), failures(after, REQUIRED)
     new = sorted(now_ - was)
-    fixed = tuple(failure) not in failures(after)
-    return {"fixes_target": fixed, "new_required_failures": [list(f) for f in new],
-            "ok": fixed and not new,
+    fixes = tuple(failure) not in failures(after)
+    return {"fixes_target": fixes, "new_required_failures": [list(f) for f in new],
+            "ok": fixes and not new,
             "before": {r.name: r.verdict for r in before}, "after": {r.name: r.verdict for r in after}}
 
 
 # ---- the repairs table -------------------------------------------------------
+def _same(a: Proposal, b: Proposal) -> bool:
+    """The same repair of the same failure, verified on the same film."""
+    canon = lambda v: json.dumps(v, sort_keys=True)       # noqa: E731
+    return (a.target, a.check_name, canon(a.changes), canon(a.verified.get("basis"))) == \
+        (b.target, b.check_name, canon(b.changes), canon(b.verified.get("basis")))
+
+
 def save_proposal(project: Project, p: Proposal) -> Proposal:
+    """Store a proposal; one that is already waiting (same target, check, changes and basis)
+    is not stored again: `p` gets that one's id and `again` is set."""
+    for old in list_proposals(project, "proposed"):
+        if _same(old, p):
+            p.id, p.again = old.id, True
+            return p
     with project.transaction():
         p.id = int(project.db["repairs"].insert({
             "target": p.target, "check_name": p.check_name, "proposal": json.dumps(p.to_json(), sort_keys=True),
@@ -188,6 +219,9 @@ class ApplyRepair(Command):
         if state is None:
             raise RepairError(f"repair {p.id}: state {p.state_id!r} no longer exists")
         check = verify_changes(self.project, scene, state, tuple(p.failure), p.changes)
+        if check.get("moves_set"):
+            raise RepairError(f"repair {p.id} moves the set ({'; '.join(check['moves_set'])}); a repair never "
+                              f"moves a static body, fixed scenery or a body the storyboard keeps still")
         if not check["ok"]:
             raise RepairError(f"repair {p.id} no longer holds on the state as it is now "
                              f"(fixes its failure: {check['fixes_target']}, new required failures: "

@@ -9,6 +9,11 @@ environment, every capability dropped, no new privileges, no nested user
 namespaces, its own session, and SIGKILL when the studio goes away. When the
 studio runs as root the code runs as uid 65534 (see `wall_command`). The
 rlimits and the task group (cgroup) cap what it may use.
+
+The job folder the code sees is a tmpfs of the job-folder cap (`--size`), so
+the kernel refuses the byte past it however many processes race to write;
+the code itself is bound read-only into it. A seccomp filter (`seccomp.py`)
+is loaded last, just before the code starts.
 """
 from __future__ import annotations
 
@@ -57,8 +62,9 @@ def interpreter_roots(exe: Path) -> list[Path]:
     return roots
 
 
-def _view(exe: Path, job_dir: Path) -> list[str]:
-    """Mounts of what the code may see: the system, the interpreter (read-only), its job folder."""
+def _view(exe: Path, job_dir: Path, job_bind: str | None = "--bind") -> list[str]:
+    """Mounts of what the code may see: the system, the interpreter (read-only), its job folder
+    (bound with `job_bind`, or left for the caller to mount when None)."""
     view: list[str] = []
     made: set[str] = set()
 
@@ -81,11 +87,27 @@ def _view(exe: Path, job_dir: Path) -> list[str]:
         parents(root)
         view += ["--ro-bind", str(root), str(root)]
     parents(job_dir)
-    return view + ["--bind", str(job_dir), str(job_dir)]
+    return view + ([job_bind, str(job_dir), str(job_dir)] if job_bind else [])
 
 
-def wall_command(bwrap: str, exe: Path, job_dir: Path, argv: list[str], env: dict[str, str]) -> list[str]:
+def _job_mount(job_dir: Path, job_bytes: int | None, script: str | None) -> list[str]:
+    """The job folder inside: a tmpfs of `job_bytes` holding the code read-only, or the folder itself."""
+    job = str(job_dir)
+    if job_bytes is None:
+        return ["--bind", job, job]
+    mount = ["--size", str(int(job_bytes)), "--perms", "0755", "--tmpfs", job]
+    if script:
+        mount += ["--ro-bind", f"{job}/{script}", f"{job}/{script}"]
+    return mount
+
+
+def wall_command(bwrap: str, exe: Path, job_dir: Path, argv: list[str], env: dict[str, str],
+                 job_bytes: int | None = None, script: str | None = None, seccomp_fd: int | None = None) -> list[str]:
     """The command that runs `argv` (starting with `exe`) confined to `job_dir`.
+
+    With `job_bytes` the job folder inside is a tmpfs of that size (the code
+    at `job_dir/script` bound read-only into it) instead of the folder on disk;
+    with `seccomp_fd` bubblewrap loads the BPF program read from that handle.
 
     Run by root, an outer bwrap (root, its own PID namespace) lays out the view,
     then setpriv drops to uid 65534 with no capability, and the inner, unprivileged
@@ -98,43 +120,45 @@ def wall_command(bwrap: str, exe: Path, job_dir: Path, argv: list[str], env: dic
     sandbox = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
                "--unshare-cgroup", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                "--hostname", "sandbox"]
-    tail = ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--bind", job, job, "--chdir", job,
-            "--remount-ro", "/", "--clearenv"]
+    tail = ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", *_job_mount(job_dir, job_bytes, script),
+            "--chdir", job, "--remount-ro", "/"]
+    if seccomp_fd is not None:
+        tail += ["--seccomp", str(seccomp_fd)]
+    tail += ["--clearenv"]
     for key, value in env.items():
         tail += ["--setenv", key, value]
     tail += ["--", *argv]
     if os.geteuid() != 0:
-        return [*sandbox, *_view(exe, job_dir), *tail]
-    outer = [bwrap, "--unshare-pid", "--die-with-parent", *_view(exe, job_dir), "--bind", "/proc", "/proc",
-             "--dev", "/dev", "--remount-ro", "/", "--", shutil.which("setpriv") or "/usr/bin/setpriv",
-             "--reuid", str(SANDBOX_UID), "--regid", str(SANDBOX_UID), "--clear-groups", "--inh-caps=-all",
-             "--bounding-set=-all", "--no-new-privs", "--"]
+        return [*sandbox, *_view(exe, job_dir, job_bind=None), *tail]
+    view = _view(exe, job_dir, "--bind" if job_bytes is None else "--ro-bind")
+    outer = [bwrap, "--unshare-pid", "--die-with-parent", *view, "--bind", "/proc", "/proc", "--dev", "/dev",
+             "--remount-ro", "/", "--", shutil.which("setpriv") or "/usr/bin/setpriv", "--reuid", str(SANDBOX_UID),
+             "--regid", str(SANDBOX_UID), "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+             "--no-new-privs", "--"]
     return [*outer, *sandbox, "--ro-bind", "/", "/", *tail]
-
-
-def hand_over(job_dir: Path) -> None:
-    """Give the job folder to the sandbox user (root studio only), so the code may write there."""
-    if os.geteuid() == 0:
-        os.chown(job_dir, SANDBOX_UID, SANDBOX_UID)
-
-
-def take_back(job_dir: Path) -> None:
-    """Make everything in the job folder the studio's again, links not followed."""
-    if os.geteuid() != 0:
-        return
-    from studio.sandbox.job_folder import give_back
-    give_back(job_dir, os.getuid(), os.getgid())
 
 
 @functools.lru_cache(maxsize=4)
 def _probe(bwrap: str, euid: int) -> str:
-    with tempfile.TemporaryDirectory(prefix="keypose-probe-") as tmp:
-        hand_over(Path(tmp))
-        try:
-            r = subprocess.run(wall_command(bwrap, Path("/usr/bin/true"), Path(tmp), ["/usr/bin/true"], {}),
-                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"{bwrap} could not start ({e})"
+    """Run /usr/bin/true behind the whole wall (tmpfs job folder, seccomp filter) once."""
+    from studio.sandbox import seccomp
+    problem = seccomp.problem()
+    if problem:
+        return problem
+    fd = seccomp.program_fd()
+    try:
+        with tempfile.TemporaryDirectory(prefix="keypose-probe-") as tmp:
+            os.chmod(tmp, 0o755)                 # the sandbox user reads the code bound from here
+            Path(tmp, "probe").write_text("")
+            cmd = wall_command(bwrap, Path("/usr/bin/true"), Path(tmp), ["/usr/bin/true"], {}, job_bytes=1 << 20,
+                               script="probe", seccomp_fd=fd)
+            try:
+                r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20,
+                                   pass_fds=(fd,))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return f"{bwrap} could not start ({e})"
+    finally:
+        os.close(fd)
     return "" if r.returncode == 0 else f"{bwrap} refused to make the sandbox ({r.stderr.strip()[:200]})"
 
 

@@ -23,14 +23,15 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
+from studio.scene.mesh_limits import MeshFileError, precheck
+from studio.store.beneath import ensure_folder
 from studio.store.names import NameProblem, inside, relative_inside
 
 FORMATS = {".glb": "glb", ".gltf": "gltf", ".obj": "obj", ".stl": "stl"}
 Y_UP_TO_Z_UP = np.array([[1, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]], float)
 
 
-class MeshFileError(ValueError):
-    """A mesh file that is missing, of an unknown kind, or cannot be read."""
+__all__ = ["FORMATS", "MeshFileError", "import_mesh", "load_mesh_file"]
 
 
 def resolve_path(path: str, project_dir: Path | None) -> Path:
@@ -44,8 +45,9 @@ def resolve_path(path: str, project_dir: Path | None) -> Path:
         raise MeshFileError(str(e)) from None
 
 
-def load_mesh_file(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """(vertices, faces) of every triangle in the file, in metres, +Z up."""
+def load_mesh_file(path: Path, face_limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices, faces) of every triangle in the file, in metres, +Z up; a file past the face
+    limit, or with a fault the reader would trip on, is refused first (`mesh_limits.precheck`)."""
     path = Path(path)
     kind = FORMATS.get(path.suffix.lower())
     if kind is None:
@@ -55,10 +57,13 @@ def load_mesh_file(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise MeshFileError(f"{path}: no such mesh file")
     if path.stat().st_size == 0:
         raise MeshFileError(f"{path}: the file is empty")
+    precheck(path, kind, face_limit)
     try:
         loaded = trimesh.load(str(path), file_type=kind, force="mesh", process=False)
     except Exception as e:   # trimesh raises many kinds for malformed input
-        raise MeshFileError(f"{path}: not a readable {kind.upper()} file ({type(e).__name__}: {e})") from None
+        from studio.store.shown import shown
+        raise MeshFileError(f"{path}: not a readable {kind.upper()} file (the reader stopped: "
+                            f"{shown(str(e), 160)})") from None
     if isinstance(loaded, trimesh.Scene):
         loaded = loaded.to_mesh() if loaded.geometry else None
     if not isinstance(loaded, trimesh.Trimesh) or len(loaded.faces) == 0:
@@ -145,7 +150,7 @@ def _copy_bundle(project, file: Path, refs: dict[str, Path]) -> tuple[str, bool]
     rel_path = (final / file.name).relative_to(project.path).as_posix()
     if final.is_dir():
         return rel_path, False
-    final.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(project.path, "assets/gltf")           # no link on the way
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=".import-"))
     try:
         for rel, src in items:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from studio.store.json_reading import stored
 from studio.store.project import Project
 
 from studio.scene.ir import Scene
@@ -48,7 +49,7 @@ def _load_scene(project: Project) -> Scene:
     d["rest"] = {}
     by_kind = {v: k for k, v in KINDS.items()}
     for r in rows:
-        body = json.loads(r["body"])
+        body = stored(r["body"], project.path / "studio.db", "scene_objects", f"{r['kind']} {r['name']}", "body")
         if r["kind"] == "scene":
             d["name"] = body.get("name", project.name)
         elif r["kind"] == "rest":

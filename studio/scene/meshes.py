@@ -93,7 +93,7 @@ def _write_cached(path: Path, vertices: np.ndarray, faces: np.ndarray) -> None:
     buf = io.BytesIO()
     np.savez(buf, vertices=vertices, faces=faces.astype(np.int32))
     try:
-        write_atomic(path, buf.getvalue())
+        write_atomic(path, buf.getvalue(), beneath=path.parents[2])     # <project>/assets/meshes/<key>.npz
     except OSError:
         pass   # a read-only project or a full disk: the mesh is rebuilt next time
 

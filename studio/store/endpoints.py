@@ -20,6 +20,11 @@ from studio.store.project import write_atomic
 from studio.store.settings import load_settings, settings_path
 
 CAPABILITIES = ("tools", "structured_output", "streaming")
+# The most tokens each kind of reply may have: a probe is a word, a brief at most 400 words,
+# a plan a few thousand tokens of JSON, a repair proposal one small object, a build turn a few calls.
+MAX_TOKENS = {"probe": 64, "brief": 768, "plan": 4096, "proposal": 1024, "build": 2048}
+DEADLINE = 600.0
+ENV_OVERRIDES = (("model_base_url", "base_url"), ("model_name", "model"))
 
 
 @dataclass
@@ -31,6 +36,22 @@ class Endpoint:
     timeout: float = 120.0
     capabilities: dict = field(default_factory=dict)
     prices: dict = field(default_factory=dict)
+    max_tokens: dict = field(default_factory=dict)      # kind -> tokens, over MAX_TOKENS
+    temperature: float | None = None
+    context: int | None = None                          # tokens; None: ask the server
+    deadline: float = DEADLINE
+    overridden: str = ""                                # the environment variable that changed the profile
+
+    from_profile: bool = False                          # a profile of the settings file, by name
+
+    @property
+    def named(self) -> bool:
+        """A profile of the settings as written there: what is found may be remembered in it."""
+        return self.from_profile and not self.overridden
+
+    def reply_tokens(self, kind: str) -> int:
+        """The most tokens a reply of this kind may have."""
+        return int(self.max_tokens.get(kind) or MAX_TOKENS.get(kind) or MAX_TOKENS["build"])
 
     def api_key(self) -> str | None:
         return os.environ.get(self.api_key_env or "OPENAI_API_KEY") or None
@@ -43,8 +64,17 @@ class Endpoint:
         return (prompt_tokens * float(p_in or 0) + completion_tokens * float(p_out or 0)) / 1e6
 
     def as_dict(self) -> dict:
-        return {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env,
-                "timeout": self.timeout, "capabilities": dict(self.capabilities), "prices": dict(self.prices)}
+        out = {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env,
+               "timeout": self.timeout, "capabilities": dict(self.capabilities), "prices": dict(self.prices)}
+        if self.max_tokens:
+            out["max_tokens"] = dict(self.max_tokens)
+        if self.temperature is not None:
+            out["temperature"] = self.temperature
+        if self.context:
+            out["context"] = self.context
+        if self.deadline != DEADLINE:
+            out["deadline"] = self.deadline
+        return out
 
 
 def profiles(settings: dict | None = None) -> dict[str, Endpoint]:
@@ -63,14 +93,20 @@ def active_endpoint(settings: dict | None = None) -> Endpoint:
     if named is None:
         ep = Endpoint("default", s.get("model_base_url", ""), s.get("model_name", ""),
                       s.get("api_key_env") or "OPENAI_API_KEY", float(s.get("model_timeout", 120.0)))
+        ep.overridden = ", ".join(f"KEYPOSE_{k.upper()}" for k, _ in ENV_OVERRIDES
+                                  if os.environ.get(f"KEYPOSE_{k.upper()}") is not None)
         match = find_profile(ep.base_url, ep.model, s)
         if match is not None:
-            ep.capabilities, ep.prices = dict(match.capabilities), dict(match.prices)
+            for attr in ("capabilities", "prices", "max_tokens", "temperature", "context", "deadline"):
+                setattr(ep, attr, getattr(match, attr))
         return ep
-    for key, attr in (("model_base_url", "base_url"), ("model_name", "model")):   # the environment wins
+    changed = []
+    for key, attr in ENV_OVERRIDES:   # the environment wins, and the profile is then not written
         env = os.environ.get(f"KEYPOSE_{key.upper()}")
-        if env is not None:
+        if env is not None and env != getattr(named, attr):
             setattr(named, attr, env)
+            changed.append(f"KEYPOSE_{key.upper()}")
+    named.overridden = ", ".join(changed)
     return named
 
 
@@ -81,30 +117,23 @@ def find_profile(base_url: str, model: str, settings: dict | None = None) -> End
     return None
 
 
-def remember_capabilities(base_url: str, model: str, found: dict) -> str | None:
-    """Write what was found into every profile of this base URL and model (a new one if none);
-    returns the profile name, or None when the settings file cannot be read."""
+def remember_capabilities(name: str, found: dict) -> str | None:
+    """Write what was found into the profile `name` of the settings file; returns the name, or
+    None when there is no such profile or the settings file cannot be read (nothing is created)."""
     path = settings_path()
     try:
         data = json.loads(path.read_text()) if path.exists() else {}
     except (OSError, json.JSONDecodeError):
         return None
-    if not isinstance(data, dict):
+    eps = data.get("endpoints") if isinstance(data, dict) else None
+    if not isinstance(eps, dict) or not isinstance(eps.get(name), dict):
         return None
-    eps = data.setdefault("endpoints", {})
-    if not isinstance(eps, dict):
+    caps = eps[name].setdefault("capabilities", {})
+    if not isinstance(caps, dict):
         return None
-    names = [n for n, p in eps.items() if isinstance(p, dict) and str(p.get("base_url", "")).rstrip("/")
-             == base_url.rstrip("/") and p.get("model") == model]
-    if not names:
-        name = "default" if "default" not in eps else f"{urlparse(base_url).netloc} {model}"
-        eps[name] = {"base_url": base_url, "model": model, "capabilities": {}}
-        names = [name]
-    for n in names:
-        caps = eps[n].setdefault("capabilities", {})
-        caps.update({k: v for k, v in found.items() if k in CAPABILITIES})
+    caps.update({k: v for k, v in found.items() if k in CAPABILITIES})
     save_raw(data)
-    return names[0]
+    return name
 
 
 def save_profile(ep: Endpoint, make_active: bool = False) -> None:
@@ -113,7 +142,9 @@ def save_profile(ep: Endpoint, make_active: bool = False) -> None:
         data = json.loads(path.read_text()) if path.exists() else {}
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: the settings file is not valid JSON ({e}); the endpoint was not saved") from None
-    data.setdefault("endpoints", {})[ep.name] = ep.as_dict()
+    eps = data.setdefault("endpoints", {})
+    kept = eps.get(ep.name) if isinstance(eps.get(ep.name), dict) else {}
+    eps[ep.name] = {**kept, **ep.as_dict()}      # keys set by hand (max_tokens, context…) stay
     if make_active:
         data["endpoint"] = ep.name
     save_raw(data)
@@ -128,7 +159,25 @@ def save_raw(data: dict) -> None:
 def _endpoint(name: str, p: dict, s: dict) -> Endpoint:
     caps = p.get("capabilities") if isinstance(p.get("capabilities"), dict) else {}
     prices = p.get("prices") if isinstance(p.get("prices"), dict) else {}
+    limits = p.get("max_tokens") if isinstance(p.get("max_tokens"), dict) else {}
+    at = f"{settings_path()}: endpoints.{name}"
     return Endpoint(name, str(p.get("base_url", "")), str(p.get("model", "")),
                     str(p.get("api_key_env") or s.get("api_key_env") or "OPENAI_API_KEY"),
                     float(p.get("timeout", s.get("model_timeout", 120.0))),
-                    {k: v for k, v in caps.items() if k in CAPABILITIES}, dict(prices))
+                    {k: v for k, v in caps.items() if k in CAPABILITIES}, dict(prices),
+                    {k: _positive(v, f"{at}.max_tokens.{k}", int) for k, v in limits.items() if k in MAX_TOKENS},
+                    None if p.get("temperature") is None else _number(p["temperature"], f"{at}.temperature", 0, 2),
+                    None if not p.get("context") else _positive(p["context"], f"{at}.context", int),
+                    _positive(p.get("deadline", DEADLINE), f"{at}.deadline", float), from_profile=True)
+
+
+def _number(v, where: str, lo: float, hi: float) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+        raise ValueError(f"{where}: expected a number from {lo:g} to {hi:g}, got {v!r}")
+    return float(v)
+
+
+def _positive(v, where: str, kind=int):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or (kind is int and int(v) != v):
+        raise ValueError(f"{where}: expected a positive {'whole ' if kind is int else ''}number, got {v!r}")
+    return kind(v)

@@ -23,6 +23,12 @@ class ProjectLocked(ProjectError):
     exit_code = 3
 
 
+class ForeignTrigger(ProjectError):
+    """studio.db holds a trigger the studio did not make: the studio writes nothing until it is removed."""
+
+    exit_code = 2
+
+
 class DiskFull(ProjectError):
     """No room on the disk for a write; the message says how much is needed, and where."""
 

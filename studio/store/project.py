@@ -29,9 +29,12 @@ from typing import Any, Iterator
 import sqlite_utils
 
 from studio.store import audit as chain
-from studio.store.errors import DiskFull, ProjectError, ProjectLocked, ReadOnlyProject
+from studio.store.beneath import check_structure, ensure_folder, read_beneath, write_atomic_beneath
+from studio.store.errors import DiskFull, ForeignTrigger, ProjectError, ProjectLocked, ReadOnlyProject
 from studio.store.locks import describe, write_lock_holder
-from studio.store.schema import APP_ID, SCHEMA_VERSION, migrate
+from studio.store.json_reading import stored
+from studio.store.shown import shown
+from studio.store.schema import APP_ID, SCHEMA_VERSION, foreign_triggers, migrate
 from studio.store.space import disk_full, free_bytes, is_disk_full
 
 DB_NAME = "studio.db"
@@ -76,10 +79,15 @@ def file_mode() -> int:
     return 0o666 & ~umask()
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None, beneath: Path | None = None) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never half.
-    The file gets `mode`, or the mode the user's umask gives a new file."""
+    The file gets `mode`, or the mode the user's umask gives a new file. With `beneath` (a
+    project folder holding `path`) no folder or file below it is followed through a link."""
     path = Path(path)
+    if beneath is not None:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(beneath))
+        write_atomic_beneath(Path(beneath), rel, data, file_mode() if mode is None else mode)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
@@ -123,6 +131,7 @@ def _connect(dbfile: Path, readonly: bool = False) -> sqlite_utils.Database:
         conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA busy_timeout={limit_ms}")
     conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA trusted_schema=OFF")    # a view or trigger in the file calls no function with side effects
     return sqlite_utils.Database(conn)
 
 
@@ -152,6 +161,18 @@ def _read_meta(uri: str) -> dict:
         return dict(conn.execute("SELECT key, value FROM meta").fetchall())
     finally:
         conn.close()
+
+
+def refuse_foreign_triggers(conn, dbfile: Path) -> None:
+    """ForeignTrigger when the database holds a trigger the studio did not make."""
+    found = foreign_triggers(conn)
+    if found:
+        first = found[0]
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise ForeignTrigger(f"{dbfile}: holds a {first}{more} that the studio did not create; it would run on "
+                             f"every write, so the studio writes nothing to this project until it is removed "
+                             f"(sqlite3 {dbfile} 'DROP TRIGGER \"{shown(first.name, 80)}\"'); `studio audit verify "
+                             f"{dbfile.parent}` lists every such object")
 
 
 class Project:
@@ -201,8 +222,9 @@ class Project:
         if not path.is_dir():
             raise ProjectError(f"{path}: not a folder; a project is a folder holding {DB_NAME}")
         dbfile = path / DB_NAME
-        if not dbfile.exists():
+        if not dbfile.exists() and not dbfile.is_symlink():
             raise ProjectError(f"{path}: not a Keypose project (no {DB_NAME} inside)")
+        check_structure(path)                 # no link in studio.db, assets/, jobs/, ... nor below them
         version = cls._inspect(dbfile)
         readonly = not (writable(path) and writable(dbfile))
         if readonly:
@@ -219,9 +241,10 @@ class Project:
             # A full disk: SQLite cannot make its -shm index. Read what the file holds; writes say why not.
             return cls(path, _connect(dbfile, readonly=True), readonly=True, full=True)
         if version < SCHEMA_VERSION:
+            refuse_foreign_triggers(db.conn, dbfile)
             migrate(db, version)
         for sub in FOLDERS:
-            (path / sub).mkdir(exist_ok=True)
+            ensure_folder(path, sub)
         return cls(path, db)
 
     @staticmethod
@@ -316,12 +339,14 @@ class Project:
             fn()
 
     def require_writable(self) -> None:
-        """Refuse now, before any work, what could not be stored: a read-only project or a full disk."""
+        """Refuse now, before any work, what could not be stored: a read-only project, a full disk,
+        or a database holding a trigger the studio did not make (it would run on every write)."""
         if self.full:
             raise self._disk_full()
         if self.readonly:
             raise ReadOnlyProject(f"{self.path}: the project is read-only (its folder or {DB_NAME} cannot be "
                                   f"written); this command changes it, so it did not run")
+        refuse_foreign_triggers(self.db.conn, self.path / DB_NAME)
 
     def _begin(self) -> None:
         """BEGIN IMMEDIATE; if another process is writing, say so after a while, give up at the limit."""
@@ -389,7 +414,7 @@ class Project:
     # ---- documents (plan, scene) ------------------------------------------
     def get_doc(self, key: str) -> Any:
         row = self.db.execute("SELECT body FROM docs WHERE key = ?", [key]).fetchone()
-        return json.loads(row[0]) if row else None
+        return stored(row[0], self.path / DB_NAME, "docs", key, "body") if row else None
 
     def put_doc(self, key: str, value: Any, actor: str = "person", action: str | None = None) -> None:
         with self.transaction():
@@ -418,7 +443,7 @@ class Project:
         digest = hashlib.sha256(data).hexdigest()
         path = self.asset_path(digest, ext)
         if not path.exists():
-            write_atomic(path, data)
+            write_atomic(path, data, beneath=self.path)
         return f"{digest}.{ext}"
 
     def asset_path(self, digest: str, ext: str | None = None) -> Path:
@@ -429,7 +454,7 @@ class Project:
         path = self.asset_path(name)
         if not path.exists():
             raise ProjectError(f"{self.path}: asset {name} is missing from assets/")
-        data = path.read_bytes()
+        data = read_beneath(self.path, path.relative_to(self.path))
         if hashlib.sha256(data).hexdigest() != name.split(".")[0]:
             raise ProjectError(f"{path}: asset content does not match its hash (the file was altered)")
         return data

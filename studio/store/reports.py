@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from studio.store.json_reading import stored
 from studio.store.project import Project, now
 
 REQUIRED = ("AnimationWellFormed", "JointLimits", "NoPenetration", "EventsSatisfied")
@@ -69,6 +70,7 @@ def save_reports(project: Project, target: str, reports: list[Report], checked_h
 def load_reports(project: Project, target: str) -> tuple[list[Report], str | None]:
     """The stored reports of `target` and the hash they checked (None if never run)."""
     rows = list(project.db.query("SELECT * FROM reports WHERE target = ? ORDER BY id", [target]))
-    reports = [Report(r["name"], r["verdict"], json.loads(r["evidence"]), json.loads(r["metrics"]),
-                      r["seconds"] or 0.0) for r in rows]
+    db = project.path / "studio.db"
+    reports = [Report(r["name"], r["verdict"], stored(r["evidence"], db, "reports", r["id"], "evidence", []),
+                      stored(r["metrics"], db, "reports", r["id"], "metrics", {}), r["seconds"] or 0.0) for r in rows]
     return reports, (rows[0]["checked_hash"] if rows else None)

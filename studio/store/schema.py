@@ -5,7 +5,10 @@ transaction, so a crash leaves it at N-1 or N. The version lives in `meta.schema
 """
 from __future__ import annotations
 
+import functools
+import sqlite3
 import uuid
+from dataclasses import dataclass
 
 import sqlite_utils
 
@@ -119,3 +122,54 @@ def migrate(db: sqlite_utils.Database, current: int) -> None:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+
+# ---- the studio's own schema, and what else a studio.db may hold --------------------------------
+
+@dataclass(frozen=True)
+class SchemaObject:
+    """One entry of sqlite_master: a table, view, index or trigger."""
+
+    kind: str
+    name: str
+    table: str
+    sql: str
+
+    def __str__(self) -> str:
+        from studio.store.shown import shown
+        on = f" on {self.table}" if self.table and self.table != self.name else ""
+        return f"{self.kind} {shown(self.name, 80)}{on} ({shown(' '.join((self.sql or '').split()), 160)})"
+
+
+def _objects(conn) -> dict[tuple[str, str], SchemaObject]:
+    rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    return {(r[0], r[1]): SchemaObject(r[0], r[1], r[2] or "", r[3] or "") for r in rows
+            if not str(r[1]).startswith("sqlite_")}      # SQLite's own (autoindexes, sequences, statistics)
+
+
+@functools.lru_cache(maxsize=1)
+def own_schema() -> dict[tuple[str, str], str]:
+    """{(kind, name): normalised SQL} of every object the migrations make, from a fresh database."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        migrate(sqlite_utils.Database(conn), 0)
+        return {key: _norm(o.sql) for key, o in _objects(conn).items()}
+    finally:
+        conn.close()
+
+
+def _norm(sql: str) -> str:
+    return " ".join((sql or "").split())
+
+
+def foreign_objects(conn) -> list[SchemaObject]:
+    """Every schema object the studio did not make, or made differently (a trigger replaced under
+    the same name counts), in sqlite_master's order of kind and name."""
+    own = own_schema()
+    found = [o for key, o in _objects(conn).items() if own.get(key) != _norm(o.sql)]
+    return sorted(found, key=lambda o: (o.kind, o.name))
+
+
+def foreign_triggers(conn) -> list[SchemaObject]:
+    return [o for o in foreign_objects(conn) if o.kind == "trigger"]

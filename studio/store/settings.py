@@ -26,7 +26,13 @@ DEFAULTS = {
     "endpoints": {},                # name -> {base_url, model, api_key_env, capabilities, prices}
     "model_max_wait": 60.0,         # seconds the agent waits at most when a server says Retry-After
     "unsandboxed_agent_code": False,  # True: run agent code without bubblewrap where it cannot run (logged)
+    "mesh_face_limit": 1_000_000,   # the most faces an imported mesh may have; refused before it is read
 }
+
+
+def _limits():
+    from studio.store.json_reading import Limits
+    return Limits(max_bytes=1 << 20, max_depth=16, max_items=100_000, max_digits=30)
 
 
 def settings_path() -> Path:
@@ -42,14 +48,16 @@ def _read_file(path: Path) -> dict:
     if not path.exists():
         return {}
     try:
-        text = path.read_text()
+        with open(path, "rb") as f:
+            text = f.read(_limits().max_bytes + 1)
     except OSError as e:
         raise ValueError(f"{path}: cannot read the settings file ({e.strerror or e})") from None
+    from studio.store.json_reading import JsonRefused, loads
     try:
-        data = json.loads(text)
+        data = loads(text, str(path), _limits())
         problem = None if isinstance(data, dict) else f"expected a JSON object, got {type(data).__name__}"
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        problem = f"not valid JSON: {e}"
+    except JsonRefused as e:
+        problem = str(e).removeprefix(f"{path}: ")
     if problem is None:
         return data
     kept = path.with_name(f"{path.name}.bad-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")

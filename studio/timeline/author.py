@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 from studio.scene.io import load_scene
 from studio.scene.ir import Scene
-from studio.scene.pose import Tracks
+from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 
-from studio.timeline.bake import bake_segment
+from studio.timeline.bake import MAX_RESIDUAL, bake_segment, residual_limit
 from studio.timeline.gate import parse_segment, require_storyboards
-from studio.timeline.motion import Authored, Segment, check_params, motion_tool
+from studio.timeline.motion import Authored, EndStateOffered, MotionError, Segment, check_params, motion_tool
 from studio.timeline.plan import load_plan, segment_entry
 from studio.timeline.storyboard import State, get_state, list_states
 
@@ -37,6 +37,7 @@ class Baked:
     attachments: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     end_pose: dict | None = None
+    max_residual: float = MAX_RESIDUAL
 
     def record(self) -> dict:
         return {"tool": self.tool, "params": self.params, "attachments": self.attachments,
@@ -66,18 +67,40 @@ def author(project: Project, segment: str, tool: str | None = None, params: dict
     planned_tool, planned_params = segment_tool(plan, segment)
     if tool is None:
         tool, params = planned_tool, planned_params if params is None else params
-    params = check_params(tool, dict(params or {}), f"{segment} {tool} params")
+    params = check_params(tool, dict(params or {}), f"{segment} {tool} params", scene)
     require_storyboards(project, segment, scene)
     seg = segment_of(project, segment, scene, plan)
     out: Authored = motion_tool(tool).author(seg, params)
     return Baked(segment, tool, params, out.tracks, list(out.attachments), list(out.notes),
-                 out.end_pose.to_dict() if out.end_pose is not None else None)
+                 out.end_pose.to_dict() if out.end_pose is not None else None,
+                 residual_limit(motion_tool(tool).schema, params))
+
+
+def offered_end(project: Project, segment: str, scene: Scene | None = None) -> tuple[Pose, dict]:
+    """The pose the segment's tool offers as its second state (a simulation's own end), and the offer
+    (per body, how far that end lies from the state as it stands). The gate asks only for the first
+    state: the run starts there, and the second is what the offer would replace."""
+    scene = scene or load_scene(project)
+    plan = load_plan(project)
+    tool, params = segment_tool(plan, segment)
+    params = check_params(tool, params, f"{segment} {tool} params")
+    if not motion_tool(tool).offers_end:
+        raise MotionError(f"{segment}: its motion tool {tool!r} offers no end state of its own "
+                          f"(only a simulation does: simulate, planar)")
+    require_storyboards(project, segment, scene, first_only=True)
+    seg = segment_of(project, segment, scene, plan)
+    try:
+        out = motion_tool(tool).author(seg, params)
+    except EndStateOffered as e:
+        return e.end_pose, e.offer()
+    return out.end_pose, out.offer
 
 
 def store(project: Project, baked: Baked, actor: str, scene: Scene | None = None) -> Tracks:
     """Bake the authored tracks (gate, complete, pin) and keep what the tool reported."""
     with project.transaction():
-        stored = bake_segment(project, baked.segment, baked.tracks, baked.tool, actor=actor, scene=scene)
+        stored = bake_segment(project, baked.segment, baked.tracks, baked.tool, actor=actor, scene=scene,
+                              max_residual=baked.max_residual)
         put_authored(project, baked.segment, baked.record(), actor)
     baked.tracks = stored
     return stored

@@ -110,8 +110,16 @@ def hits_states(tracks: Tracks, pose_a: Pose, pose_b: Pose) -> bool:
             for k in tracks.joints)
 
 
+def residual_limit(schema: dict, params: dict) -> float:
+    """How far a tool's tracks may miss their states for the bake to fade the rest out: the tool's own
+    `max_difference` where it has one (so the tool and the bake mean the same by it), else MAX_RESIDUAL."""
+    if "max_difference" in schema.get("properties", {}):
+        return float(params.get("max_difference", MAX_RESIDUAL))
+    return MAX_RESIDUAL
+
+
 def bake_segment(project: Project, segment: str, tracks: Tracks, tool: str, actor: str = "person",
-                 scene: Scene | None = None) -> Tracks:
+                 scene: Scene | None = None, max_residual: float = MAX_RESIDUAL) -> Tracks:
     """Gate, complete, pin and store a segment's tracks; returns what was stored."""
     scene = scene or load_scene(project)
     require_storyboards(project, segment, scene)
@@ -120,8 +128,8 @@ def bake_segment(project: Project, segment: str, tracks: Tracks, tool: str, acto
     full = complete(scene, tracks, pa, pb, a.frame, b.frame)
     pinned, residual = pin(full, pa, pb)
     round_to_limits(scene, pinned)
-    if residual > MAX_RESIDUAL:
+    if residual > max_residual:
         raise ValueError(f"segment {segment}: the {tool} tracks miss their states by {residual:.3f} "
-                         f"(m or rad, more than {MAX_RESIDUAL}); aim the tool at the approved states")
+                         f"(m or rad, more than {max_residual}); aim the tool at the approved states")
     film.save_segment(project, segment, pinned, tool, bounds_hash(project, segment, scene), actor=actor)
     return pinned

@@ -167,8 +167,10 @@ class DeleteState(_StateEdit):
 class BakeSegment(Command):
     """Store baked tracks for a segment (through the gate); undo restores the previous tracks."""
 
-    def __init__(self, project: Project, segment: str, tracks: Tracks, tool: str, actor: str = "person"):
+    def __init__(self, project: Project, segment: str, tracks: Tracks, tool: str, actor: str = "person",
+                 max_residual: float | None = None):
         self.project, self.segment, self.tracks, self.tool, self.actor = project, segment, tracks, tool, actor
+        self.max_residual = max_residual
         self.before: tuple[Tracks, dict] | None = None
         self.label = f"bake {segment} ({tool})"
 
@@ -176,7 +178,9 @@ class BakeSegment(Command):
         from studio.timeline.bake import bake_segment
         prev = film.load_segment(self.project, self.segment)
         row = [r for r in film.list_segments(self.project) if r["segment"] == self.segment]
-        bake_segment(self.project, self.segment, self.tracks, self.tool, actor=self.actor)
+        from studio.timeline.bake import MAX_RESIDUAL
+        bake_segment(self.project, self.segment, self.tracks, self.tool, actor=self.actor,
+                     max_residual=MAX_RESIDUAL if self.max_residual is None else self.max_residual)
         self.before = (prev, row[0]) if prev is not None else None
 
     def undo(self) -> None:

@@ -129,9 +129,11 @@ def parse_segment(segment: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def require_storyboards(project: Project, segment: str, scene: Scene | None = None) -> None:
+def require_storyboards(project: Project, segment: str, scene: Scene | None = None,
+                        first_only: bool = False) -> None:
     """Refuse (GateError) unless the audit log verifies and both bounding states are approved,
-    passing and current."""
+    passing and current (with `first_only`, the first: a run that starts there and offers its own
+    end as the second state, which is what it would replace)."""
     a, b = parse_segment(segment)
     scene = scene or load_scene(project)
     plan = load_plan(project)
@@ -139,8 +141,10 @@ def require_storyboards(project: Project, segment: str, scene: Scene | None = No
     if not trust.ok:
         raise GateError(segment, [("audit log", f"fails verification at {trust.problem}; no review "
                                                 f"counts until it is repaired (see studio audit verify)")])
-    reasons = [(st.state_id, why) for sid in (a, b)
+    reasons = [(st.state_id, why) for sid in ((a,) if first_only else (a, b))
                for st in [state_status(project, sid, scene, plan, trust)] for why in st.reasons]
+    if first_only and not reasons and get_state(project, b) is None:
+        reasons.append((b, "missing: create it (set_state) at the frame where the run should end"))
     if not reasons:
         sa, sb = get_state(project, a), get_state(project, b)
         if sb.frame <= sa.frame:

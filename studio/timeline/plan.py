@@ -83,6 +83,10 @@ def validate_plan(plan: Any, scene: Scene | None = None) -> dict:
     names = subject_names(scene) if scene else None
     objects = _list(plan, "objects", "plan")
     _ids(objects, "plan.objects", key="name")
+    for i, o in enumerate(objects):
+        if "fixed" in o and not isinstance(o["fixed"], bool):
+            raise PlanError(f"plan.objects[{i}].fixed: expected true or false (fixed scenery no repair moves), "
+                            f"got {o['fixed']!r}")
     if names is not None:
         for i, o in enumerate(objects):
             if o["name"] not in names:
@@ -133,12 +137,13 @@ def validate_plan(plan: Any, scene: Scene | None = None) -> dict:
         for p in parts:
             if p not in state_ids:
                 raise PlanError(f"{at}.segment: no state {p!r} in plan.states")
-        _check_tool(m, at)
+        _check_tool(m, at, scene)
     return plan
 
 
-def _check_tool(entry: dict, at: str) -> None:
-    """The segment's motion tool is registered and its params match the tool's schema."""
+def _check_tool(entry: dict, at: str, scene: Scene | None = None) -> None:
+    """The segment's motion tool is registered, its params match the tool's schema and (given the
+    scene) name what the scene has."""
     from studio.timeline.motion import check_params, motion_tools
     tool = entry.get("tool")
     if tool is None:
@@ -149,7 +154,7 @@ def _check_tool(entry: dict, at: str) -> None:
     if not isinstance(tool, str) or tool not in tools:
         raise PlanError(f"{at}.tool: expected one of the motion tools {', '.join(tools)}, got {tool!r}")
     try:
-        check_params(tool, entry.get("params", {}), f"{at}.params")
+        check_params(tool, entry.get("params", {}), f"{at}.params", scene)
     except ValueError as e:
         raise PlanError(str(e)) from None
 

@@ -66,7 +66,8 @@ class AuthorSegment(Command):
         if self.baked is None:                  # redo stores the same tracks again
             self.baked = author(self.project, self.segment, self.tool, self.params)
             self.label = f"bake {self.segment} ({self.baked.tool})"
-            self._bake = BakeSegment(self.project, self.segment, self.baked.tracks, self.baked.tool, self.actor)
+            self._bake = BakeSegment(self.project, self.segment, self.baked.tracks, self.baked.tool, self.actor,
+                                     self.baked.max_residual)
         self._before = authored(self.project, self.segment)
         with self.project.transaction():
             self._bake.do()

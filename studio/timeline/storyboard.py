@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from studio.scene.ir import Scene, canonical_hash
 from studio.scene.meshes import geometry_hash, scene_design_id
 from studio.scene.pose import Pose
+from studio.store.json_reading import JsonRefused, stored
 from studio.store.names import check_id
 from studio.store.project import Project, now
 
@@ -38,12 +39,12 @@ def content_hash(scene: Scene, pose: Pose, frame: int) -> str:
 
 def list_states(project: Project) -> list[State]:
     rows = project.db.query("SELECT * FROM states ORDER BY frame, id")
-    return [_from_row(r) for r in rows]
+    return [_from_row(r, project.path / 'studio.db') for r in rows]
 
 
 def get_state(project: Project, state_id: str) -> State | None:
     rows = list(project.db.query("SELECT * FROM states WHERE id = ?", [state_id]))
-    return _from_row(rows[0]) if rows else None
+    return _from_row(rows[0], project.path / 'studio.db') if rows else None
 
 
 def put_state(project: Project, scene: Scene, state: State, actor: str = "person",
@@ -70,7 +71,10 @@ def delete_state(project: Project, state_id: str, actor: str = "person") -> None
         project.audit(actor, "delete state", f"state:{state_id}", {})
 
 
-def _from_row(r: dict) -> State:
-    return State(id=r["id"], frame=int(r["frame"]), pose=Pose.from_dict(json.loads(r["pose"])),
+def _from_row(r: dict, dbfile: str = "studio.db") -> State:
+    pose = stored(r["pose"], dbfile, "states", r["id"], "pose", default={})
+    if not isinstance(pose, dict):
+        raise JsonRefused(f"{dbfile}: states row {r['id']!r}, field pose: expected a JSON object")
+    return State(id=r["id"], frame=int(r["frame"]), pose=Pose.from_dict(pose),
                  shot=r["shot"] or "", description=r["description"] or "", still=r["still"] or "",
-                 visible=json.loads(r["visible"] or "[]"))
+                 visible=stored(r["visible"], dbfile, "states", r["id"], "visible", default=[]))

@@ -21,6 +21,7 @@ from studio.scene.ir import IRError
 from studio.store.keys import ReviewerKeyError
 from studio.store.project import DiskFull, ProjectLocked, ReadOnlyProject
 from studio.timeline.commands import CommandStack
+from studio.timeline.motion import EndStateOffered
 from studio.tools import pose_tools, scene_tools, timeline_tools
 from studio.tools.context import CALL, REDO, UNDO, ToolCall, ToolContext, ToolOutcome, last_audit_id
 from studio.tools.errors import ToolRefused
@@ -51,7 +52,7 @@ class ToolBox(ToolContext):
             raise
         except (IRError, KeyError, ValueError) as e:   # the studio's own refusals, e.g. the gate's
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-            raise ToolRefused(f"{name}: {msg}") from None
+            raise ToolRefused(f"{name}: {msg}", e.offer() if isinstance(e, EndStateOffered) else None) from None
         except Exception as e:   # a tool that breaks must not take the caller's session down
             raise ToolRefused(f"{name} failed: {type(e).__name__}: {e}") from None
         if out.command is None:     # a call that stores reports or queues a job: recorded all the same

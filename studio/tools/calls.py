@@ -1,8 +1,10 @@
 """Calls files: a project's edits as tool calls, one JSON object a line,
 `{"tool": NAME, "arguments": {...}}`.
 
-`read_calls` checks the whole file before anything runs (JSON, shape, a known
-tool, arguments matching its schema) and names the line of the first fault.
+`read_calls` checks the whole file before anything runs (its size, UTF-8, each
+line's JSON within `LINE_LIMITS`: depth, size, number of values, digits of an
+integer; shape, a known tool, arguments matching its schema) and names the
+line and field of the first fault.
 `replay` applies the calls in order through the same ToolBox a person and the
 agent use, as the reviewer kind "replay", and stops at the first refusal: each
 call is its own transaction, so the project holds exactly the calls before
@@ -12,19 +14,24 @@ undone call drops out, a redone one comes back), in the same format.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from studio.store.project import Project
-
+from studio.store import json_reading
 from studio.store.errors import Refused
+from studio.store.project import Project
+from studio.store.shown import shown
 
 from studio.tools.errors import ToolRefused
 from studio.tools.schemas import catalogue, parse_arguments
 from studio.tools.box import CALL, REDO, UNDO, ToolBox, ToolOutcome
 
 REPLAY = "replay"
+MAX_FILE_BYTES = 256 << 20               # a calls file
+MAX_CALLS = 1_000_000                    # lines of one
+LINE_LIMITS = json_reading.Limits(max_bytes=16 << 20, max_depth=32, max_items=200_000, max_digits=30)
 
 
 class CallsFileError(Refused):
@@ -53,34 +60,50 @@ def parse_calls(text: str, where: str) -> list[Call]:
     """Every call of a calls file's text; CallsFileError naming the line of the first fault."""
     calls = []
     tools = catalogue()
-    for n, raw in enumerate(text.splitlines(), 1):
+    lines = text.split("\n")
+    if len(lines) > MAX_CALLS:
+        raise CallsFileError(f"{where}: {len(lines):,} lines (at most {MAX_CALLS:,} calls in a file); refused")
+    for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         at = f"{where} line {n}"
         try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise CallsFileError(f"{at}: not valid JSON ({e.msg} at column {e.colno})") from None
+            obj = json_reading.loads(raw, at, LINE_LIMITS)
+        except json_reading.JsonRefused as e:
+            raise CallsFileError(str(e)) from None
         if not isinstance(obj, dict) or set(obj) != {"tool", "arguments"}:
             got = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
-            raise CallsFileError(f"{at}: expected an object with exactly 'tool' and 'arguments', got {got}")
+            raise CallsFileError(f"{at}: expected an object with exactly 'tool' and 'arguments', got {shown(got)}")
         if obj["tool"] not in tools:
-            raise CallsFileError(f"{at}: unknown tool {obj['tool']!r}; the tools are {', '.join(tools)}")
+            raise CallsFileError(f"{at}: unknown tool {shown(repr(obj['tool']), 80)}; the tools are "
+                                 f"{', '.join(tools)}")
         if not isinstance(obj["arguments"], dict):
             raise CallsFileError(f"{at}: arguments: expected an object")
         try:
             parse_arguments(obj["tool"], obj["arguments"])
         except ToolRefused as e:
-            raise CallsFileError(f"{at}: {e}") from None
+            raise CallsFileError(f"{at}: {shown(str(e))}") from None
         calls.append(Call(n, obj["tool"], obj["arguments"]))
     return calls
 
 
 def read_calls(path: Path) -> list[Call]:
+    """A calls file, read within its limits (size, lines, each line's JSON) before anything runs."""
     try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise CallsFileError(f"{path}: cannot read the calls file ({e})") from None
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise CallsFileError(f"{path}: {size:,} bytes (a calls file holds at most {MAX_FILE_BYTES:,}); "
+                                     f"refused before reading it")
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise CallsFileError(f"{path}: cannot read the calls file ({e.strerror or e})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise CallsFileError(f"{path}: more than {MAX_FILE_BYTES:,} bytes (the most a calls file holds); refused")
+    try:
+        text = json_reading.decode(data, str(path))
+    except json_reading.JsonRefused as e:
+        raise CallsFileError(str(e)) from None
     return parse_calls(text, str(path))
 
 

@@ -94,7 +94,8 @@ def solve_ik(box: ToolContext, a: dict) -> ToolOutcome:
         raise ToolRefused(f"solve_ik: the effector {a['effector']!r} cannot reach the target "
                           f"(closest {err * 1000:.1f} mm away within the joint limits); the state is unchanged")
     return _pose_edit(box, "solve_ik", a, st, solved, {"error_m": round(err, 6),
-                                                       "joints": {j: solved.joints[j] for j in a["joints"]}})
+                                                       "joints": {j: solved.joints[j] for j in a["joints"]
+                                                                  if j in solved.joints}})
 
 
 TOOLS = {"set_state": set_state, "set_joint": set_joint, "place_relative": place_relative, "solve_ik": solve_ik}

@@ -17,7 +17,10 @@ import json
 import jsonschema
 
 from studio.scene.ir import BODY_KINDS, FLAGS, JOINT_TYPES
+from studio.store import json_reading
 from studio.store.names import ID_PATTERN
+from studio.store.shown import shown
+from studio.timeline.plan_schema import plan_schema
 
 from studio.tools.errors import ToolRefused
 
@@ -90,7 +93,7 @@ TOOLS: dict[str, tuple[str, dict]] = {
         ["a", "b"], a=NAME, b=NAME, reason={"type": "string", "maxLength": 200})),
     "set_plan": ("Store the film's plan: shots, key states, objects, events and motion segments (each segment "
                  "may name its motion tool and parameters); checked against the scene.", _obj(
-        ["plan"], plan={"type": "object"})),
+        ["plan"], plan={"type": "object", "description": "the plan (its full schema is filled in by catalogue())"})),
     "set_segment_tool": ("Name the motion tool and its parameters for one plan segment.", _obj(
         ["segment", "tool"], segment=SEGMENT, tool={"type": "string", "maxLength": 64},
         params={"type": "object"})),
@@ -118,6 +121,10 @@ TOOLS: dict[str, tuple[str, dict]] = {
                        "(the plan's, or the one named here) and bake it; refused by the storyboard gate "
                        "otherwise.", _obj(
         ["segment"], segment=SEGMENT, tool={"type": "string", "maxLength": 64}, params={"type": "object"})),
+    "adopt_end_state": ("Make a simulated segment's second state (simulate, planar) the run's own end, as the "
+                        "tool offers it when the run ends away from the state; the first state must be approved "
+                        "and passing; the adopted state then needs its checks and a review like any other.",
+                        _obj(["segment"], segment=SEGMENT)),
     "drop_segment": ("Remove a segment's baked tracks (before a key state splits it); undo stores them back.",
                      _obj(["segment"], segment=SEGMENT)),
     "request_render": ("Queue a storyboard still of a state for the render worker.", _obj(["state"], state=NAME)),
@@ -132,6 +139,7 @@ def catalogue() -> dict[str, tuple[str, dict]]:
     from studio.timeline.motion import motion_tools
     names = list(motion_tools())
     out = copy.deepcopy(TOOLS)
+    out["set_plan"][1]["properties"]["plan"] = plan_schema()   # tool names: checked against the live registry
     for tool in ("set_segment_tool", "author_segment"):
         prop = out[tool][1]["properties"]["tool"]
         prop.update(enum=names, description="a motion tool: " + "; ".join(
@@ -160,13 +168,13 @@ def parse_arguments(name: str, raw: str | dict) -> dict:
         args = raw
     else:
         try:
-            args = json.loads(raw or "{}")
-        except json.JSONDecodeError as e:
-            raise ToolRefused(f"{name}: the arguments are not valid JSON ({e.msg} at column {e.colno})") from None
+            args = json_reading.loads(raw or "{}", f"{name}: the arguments")
+        except json_reading.JsonRefused as e:
+            raise ToolRefused(str(e).replace(": the arguments: not", ": the arguments are not", 1)) from None
     e = jsonschema.exceptions.best_match(_validator(name).iter_errors(args))
     if e is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        raise ToolRefused(f"{name}{where}: {e.message}")
+        raise ToolRefused(f"{name}{where}: {shown(e.message)}")
     return args
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from studio.scene.io import load_scene
 from studio.store.reports import load_reports
 from studio.timeline.motion import check_params
-from studio.timeline.commands import DeleteState, ReviewState
+from studio.timeline.commands import DeleteState, ReviewState, SetState
 from studio.timeline.gate import check_status
 from studio.timeline.motion import MotionError
 from studio.timeline.plan import load_plan, validate_plan
 from studio.timeline.segment_commands import AuthorSegment, DropSegment, SetPlan, with_segment_tool
-from studio.timeline.storyboard import content_hash, put_state
+from studio.timeline.storyboard import State, content_hash, put_state
 
 from studio.tools.context import ToolContext, ToolOutcome
 from studio.tools.errors import ToolRefused
@@ -27,12 +27,13 @@ def set_plan(box: ToolContext, a: dict) -> ToolOutcome:
 
 def set_segment_tool(box: ToolContext, a: dict) -> ToolOutcome:
     params = a.get("params", {})
+    scene = load_scene(box.project)
     try:
-        check_params(a["tool"], params, "set_segment_tool.params")
+        check_params(a["tool"], params, "set_segment_tool.params", scene)
     except MotionError as e:
         raise ToolRefused(str(e)) from None
     plan = with_segment_tool(load_plan(box.project), a["segment"], a["tool"], params)
-    validate_plan(plan, load_scene(box.project))
+    validate_plan(plan, scene)
     cmd = SetPlan(box.project, plan, box.actor, label=f"{a['segment']} by {a['tool']}")
     return box.run("set_segment_tool", a, cmd, {"segment": a["segment"], "tool": a["tool"]})
 
@@ -57,7 +58,7 @@ def author_segment(box: ToolContext, a: dict) -> ToolOutcome:
         raise ToolRefused("author_segment.params: parameters given but no tool named")
     if tool is not None:
         try:
-            check_params(tool, params or {}, "author_segment.params")
+            check_params(tool, params or {}, "author_segment.params", load_scene(box.project))
         except MotionError as e:
             raise ToolRefused(str(e)) from None
     cmd = AuthorSegment(box.project, a["segment"], box.actor, tool, params)
@@ -85,7 +86,20 @@ def run_verifiers(box: ToolContext, a: dict) -> ToolOutcome:
     reports = verify_and_store(box.project, a["state"])
     summary = {r.name: r.verdict for r in reports}
     evidence = {r.name: r.evidence[:3] for r in reports if r.verdict == "fail"}
-    return ToolOutcome("run_verifiers", a, {"verdicts": summary, "evidence": evidence})
+    return ToolOutcome("run_verifiers", a, {"done": verdict_words(st.id, reports), "verdicts": summary,
+                                            "evidence": evidence})
+
+
+def verdict_words(state: str, reports) -> str:
+    """What the checks said of a state, required failures first: never a bare 'ok' for a failing state."""
+    from studio.checks.report import REQUIRED
+    failing = [r for r in reports if r.name in REQUIRED and r.verdict not in ("pass", "not_applicable")]
+    if failing:
+        return f"{state} fails " + ", ".join(f"{r.name} ({len(r.evidence) or r.verdict} finding"
+                                             f"{'' if len(r.evidence) == 1 else 's'})" if r.evidence
+                                             else f"{r.name} ({r.verdict})" for r in failing)
+    advisory = [r.name for r in reports if r.name not in REQUIRED and r.verdict == "fail"]
+    return f"{state}: required checks pass" + (f"; advisory: {', '.join(advisory)} fail" if advisory else "")
 
 
 def request_render(box: ToolContext, a: dict) -> ToolOutcome:
@@ -95,6 +109,25 @@ def request_render(box: ToolContext, a: dict) -> ToolOutcome:
     return ToolOutcome("request_render", a, {"queued": job})
 
 
+def adopt_end_state(box: ToolContext, a: dict) -> ToolOutcome:
+    """The segment's second state becomes the run's own end, as its simulation offers it; the state's
+    pose changes, so its review is stale and it needs checks and a review like any other."""
+    from studio.scene.pose import Pose
+    from studio.timeline.author import offered_end
+    from studio.timeline.gate import parse_segment
+    scene = load_scene(box.project)
+    pose, offer = offered_end(box.project, a["segment"], scene)     # gate, tool and MotionError name the cause
+    st = box.state(parse_segment(a["segment"])[1])
+    new = State(st.id, st.frame, Pose.from_dict(pose.to_dict(), scene, where="adopt_end_state"), st.shot,
+                st.description, st.still, st.visible)
+    cmd = SetState(box.project, new, box.actor)
+    cmd.label = f"adopt the end of {a['segment']} as {st.id}"
+    worst = offer["differences"][offer["worst"]]
+    return box.run("adopt_end_state", a, cmd, {
+        "state": st.id, "worst": offer["worst"], "metres": round(worst["metres"], 6),
+        "radians": round(worst["radians"], 6), "next": f"review {st.id}: its pose changed, so its review is stale"})
+
+
 def delete_state(box: ToolContext, a: dict) -> ToolOutcome:
     box.state(a["state"])
     return box.run("delete_state", a, DeleteState(box.project, a["state"], box.actor), {"state": a["state"]})
@@ -102,4 +135,4 @@ def delete_state(box: ToolContext, a: dict) -> ToolOutcome:
 
 TOOLS = {"delete_state": delete_state, "set_plan": set_plan, "set_segment_tool": set_segment_tool, "review_state": review_state,
          "author_segment": author_segment, "drop_segment": drop_segment, "run_verifiers": run_verifiers,
-         "request_render": request_render}
+         "request_render": request_render, "adopt_end_state": adopt_end_state}

@@ -2,6 +2,8 @@
 queued, and how the newest agent job stands, in words. Qt-free."""
 from __future__ import annotations
 
+import json
+
 from studio.jobs import queue
 from studio.store.project import Project
 from studio.store.settings import load_settings, settings_path
@@ -15,7 +17,12 @@ def model_missing() -> str:
         settings = load_settings()
     except ValueError as e:
         return f"the settings cannot be read: {e}"
-    if not settings.get("model_base_url"):
+    from studio.store.endpoints import active_endpoint
+    try:
+        configured = active_endpoint(settings).base_url
+    except ValueError as e:
+        return f"the settings cannot be read: {e}"
+    if not configured:
         return (f"No model is configured: set the model endpoint in File › Settings… (saved in "
                 f"{settings_path()}) or KEYPOSE_MODEL_BASE_URL, e.g. http://127.0.0.1:11434/v1 for Ollama")
     return ""
@@ -26,13 +33,32 @@ def latest_agent_job(project: Project) -> queue.Job | None:
     return jobs[-1] if jobs else None
 
 
-def job_words(job: queue.Job | None) -> str:
+def model_progress(project: Project, job: queue.Job) -> str:
+    """What the model is doing in a running agent job, from its progress.json ('' before it starts)."""
+    try:
+        data = json.loads((queue.job_dir(project, job.id) / "progress.json").read_text())
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    out = []
+    if data.get("kind"):
+        n = int(data.get("tokens", 0))
+        out.append(f"{data['kind']} reply: {n} token{'' if n == 1 else 's'}, {float(data.get('seconds', 0)):.0f} s"
+                   + (" (done)" if data.get("done") else ""))
+    if data.get("notice"):
+        out.append(str(data["notice"])[:200])
+    return "; ".join(out)
+
+
+def job_words(job: queue.Job | None, project: Project | None = None) -> str:
     if job is None:
         return ""
     action = job.spec.get("action", "agent")
     verb = {"plan": "Planning", "build": "Building"}.get(action, "Working")
     if job.state in RUNNING:
-        return f"{verb} (job {job.id}): {job.state}…"
+        doing = model_progress(project, job) if project is not None and job.state == "running" else ""
+        return f"{verb} (job {job.id}): {job.state}…" + (f" {doing}" if doing else "")
     if job.state == "succeeded":
         return f"{action.capitalize()} done (job {job.id})."
     reason = (job.error or job.state).splitlines()[0][:300]

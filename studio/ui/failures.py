@@ -5,7 +5,7 @@ Each check's evidence is read with that check's own keys (studio/checks/*.py):
 NoPenetration {frame, a, b, depth_m, axis, push_m, point; between frames also frames: [k, k+1],
 contact_frame, deepest_frame}, Supported {frame, body},
 JointLimits {joint, frames: [first, last], value, limit}, EventsSatisfied
-{event, kind, window, reason}, AnimationWellFormed {frame(s), body | joint | state,
+{event, kind, window, reason; a hold's also effector, body, frame, drift_m}, AnimationWellFormed {frame(s), body | joint | state,
 reason}, ContactSlip {frame, body, support, slip_m, while}, SupportMargin
 {frame, group, margin_m}, Continuity {frame, body | joint, what, value, limit}.
 The text names the bodies and the figure ("box slips 3.1 mm on floor").
@@ -102,6 +102,10 @@ def describe(name: str, ev: dict, scene: Scene) -> tuple[tuple[str, ...], str]:
         return _group(scene, group), f"{group}'s centre of mass {_mm(margin)} {side} its feet"
     if name == "Continuity":
         return _continuity(ev, scene)
+    if name == "EventsSatisfied" and ev.get("kind") == "hold":
+        eff, body = str(ev.get("effector", "")), str(ev.get("body", ""))
+        holder = next((f.body for f in scene.frames if f.name == eff), eff)
+        return tuple(b for b in dict.fromkeys((body, holder)) if b), f"hold: {ev.get('reason', 'drifts')}"
     if name == "EventsSatisfied":
         what = f"event {ev.get('event', '?')}" + (f" ({ev['kind']})" if ev.get("kind") else "")
         return (), f"{what}: {ev.get('reason', 'not satisfied')}"

@@ -5,6 +5,7 @@ package's local runner, so the window stays responsive while a film renders;
 the panel learns of their progress from the database (the session polls it)."""
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QProgress
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from studio.jobs import queue
-from studio.jobs.bake_spec import bake_spec
+from studio.jobs.bake_spec import OFFERED, bake_spec
 from studio.jobs.local import LocalRunner
 from studio.jobs.spec import still_spec, video_spec
 from studio.scene.io import load_scene
@@ -22,6 +23,7 @@ from studio.store.project import Project
 from studio.timeline.gate import parse_segment, state_status
 from studio.timeline.trust import verify_project
 from studio.timeline.plan import load_plan, plan_segments
+from studio.timeline.storyboard import get_state
 
 from studio.ui.flipbook import RENDERS, ReelError, job_reels, latest_render
 from studio.ui.job_log import log_sentences
@@ -65,6 +67,27 @@ def output_paths(project: Project, job: queue.Job) -> list[Path]:
         if rel not in deliver and p.suffix in kinds and p.exists():
             out.append(p)
     return out[:200]
+
+
+def offered_end(project: Project, job: queue.Job | None) -> dict | None:
+    """The simulation end a refused bake job offers (kept in its folder), or None: none once the state
+    holds it already (adopted)."""
+    if job is None or job.kind != "bake" or job.state == "succeeded":
+        return None
+    path = queue.job_dir(project, job.id) / OFFERED
+    try:
+        offer = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(offer, dict) or not {"segment", "state", "worst", "differences", "pose"} <= set(offer):
+        return None
+    state = get_state(project, offer["state"])
+    roots = (offer["pose"] or {}).get("roots", {})
+    held = state.pose.roots if state is not None else {}
+    if all(b in held and b in roots and max(abs(x - y) for x, y in zip(held[b], roots[b])) < 1e-9
+           for b in offer["differences"]):
+        return None
+    return offer
 
 
 def approved_segments(project: Project) -> list[str]:
@@ -120,6 +143,10 @@ class QtJobs(QWidget):
         self.open_button = QPushButton("Open output")
         self.export_button = QPushButton("Export…")
         self.flipbook_button = QPushButton("Flipbook")
+        self.adopt_button = QPushButton("Adopt end state")
+        self.adopt_button.setToolTip("The selected bake was refused because its simulation ends away from the "
+                                     "second key state: make that state the run's own end (then review it)")
+        self.adopt_button.clicked.connect(self.adopt_end_state)
         self.flipbook_button.setToolTip("Play the selected render's video and step through its stills")
         self.flipbook_button.clicked.connect(lambda: self.open_flipbook(self.selected_id()))
         self.flipbook = None
@@ -134,7 +161,8 @@ class QtJobs(QWidget):
         self.open_button.clicked.connect(self.open_output)
         bar = QHBoxLayout()
         for w in (self.bake_button, self.stills_button, self.preview_button, self.export_button, self.cancel_button,
-                  self.resume_button, self.outputs, self.open_button, self.flipbook_button, self.details_button):
+                  self.resume_button, self.adopt_button, self.outputs, self.open_button, self.flipbook_button,
+                  self.details_button):
             bar.addWidget(w)
         bar.addStretch(1)
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -212,6 +240,15 @@ class QtJobs(QWidget):
         self.resume_button.setEnabled(job is not None and job.state in queue.RESUMABLE)
         self.outputs.clear()
         self.flipbook_button.setEnabled(job is not None and job.state == "succeeded" and job.kind in RENDERS)
+        offer = offered_end(self.session.project, job)
+        self.adopt_button.setVisible(offer is not None)
+        if offer is not None:
+            worst = offer["differences"][offer["worst"]]
+            self.adopt_button.setText(f"Adopt end state as {offer['state']}")
+            self.adopt_button.setToolTip(f"{offer['segment']}: the simulation ends away from {offer['state']}, "
+                                         f"furthest at {offer['worst']} ({worst['metres']:.3f} m, "
+                                         f"{worst['radians']:.3f} rad). Make {offer['state']} the run's own end "
+                                         f"(a tool call, in a job); then review it.")
         if job is None:
             self.log.setPlainText("")
             self.details.setPlainText("")
@@ -253,6 +290,17 @@ class QtJobs(QWidget):
             self.message.emit("nothing to bake: no plan segment has both its states approved, passing and current")
             return None
         return self.submit("bake", lambda d: bake_spec(self.session.project, d, segments))
+
+    def adopt_end_state(self) -> int | None:
+        """Adopt the simulation end the selected bake job offered, in a bake job of its own (the
+        simulation runs off the window's thread), as the adopt_end_state tool call."""
+        job_id = self.selected_id()
+        job = queue.get_job(self.session.project, job_id) if job_id is not None else None
+        offer = offered_end(self.session.project, job)
+        if offer is None:
+            self.message.emit("the selected job offers no simulation end state to adopt")
+            return None
+        return self.submit("bake", lambda d: bake_spec(self.session.project, d, [offer["segment"]], adopt_end=True))
 
     def render_stills(self) -> None:
         """Every state through every camera; the stills land on the storyboard cards."""

@@ -2,12 +2,14 @@
 plan once a person has read and, if need be, edited it), the plan itself (the
 prompt, the scene and motion briefs, shots, key states, events and segment
 tools), and the agent's log of steps, growing live, each of which can be
-reverted to. The agent runs as a job, so Cancel stops it."""
+reverted to. The agent runs as a job, so Cancel stops it; while it runs, the
+line under the buttons says what the model is doing (the kind of reply, the
+tokens streamed so far, the seconds, the last wait or retry), twice a second."""
 from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
@@ -101,6 +103,9 @@ class QtPlan(QWidget):
         self.edit_button.clicked.connect(self.edit_plan)
         self.cancel_button.clicked.connect(self.cancel)
         self._job_id: int | None = None
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(500)
+        self._ticker.timeout.connect(self._tick)
         agent_bar = QHBoxLayout()
         for b in (self.plan_button, self.edit_button, self.build_button, self.cancel_button):
             agent_bar.addWidget(b)
@@ -131,7 +136,11 @@ class QtPlan(QWidget):
         job = latest_agent_job(self.session.project)
         running = job is not None and job.state in RUNNING
         self._job_id = job.id if running else None
-        self.agent_status.setText(job_words(job))
+        self.agent_status.setText(job_words(job, self.session.project))
+        if running and not self._ticker.isActive():
+            self._ticker.start()
+        elif not running:
+            self._ticker.stop()
         self.plan_button.setEnabled(not running)
         self.build_button.setEnabled(not running and plan is not None)
         self.edit_button.setEnabled(not running and plan is not None)
@@ -150,6 +159,15 @@ class QtPlan(QWidget):
             if st["id"] == selected:
                 self.steps.setCurrentItem(item)
         self.revert_button.setEnabled(self.steps.topLevelItemCount() > 0)
+
+    def _tick(self) -> None:
+        """The running agent job's words, with the model's progress (its row and progress.json)."""
+        job = latest_agent_job(self.session.project)
+        if job is None or job.state not in RUNNING:
+            self._ticker.stop()
+            self.reload()
+            return
+        self.agent_status.setText(job_words(job, self.session.project))
 
     def selected_step(self) -> int | None:
         item = self.steps.currentItem()

@@ -31,6 +31,29 @@ from studio.ui.qt_session import QtSession
 from studio.ui.worker import Worker
 
 
+class ModelWatch:
+    """A worker's state that also hears the model: its progress line says the kind of reply, the
+    tokens so far and the seconds, or the client's last notice (a wait, a retry), after what the
+    search is doing."""
+
+    def __init__(self, state):
+        self.state, self.fraction, self.what = state, 0.0, ""
+
+    @property
+    def cancelled(self) -> bool:
+        return self.state.cancelled
+
+    def progress(self, fraction: float, what: str = "") -> None:
+        self.fraction, self.what = fraction, what
+        self.state.progress(fraction, what)
+
+    def model(self, kind: str, tokens: int, seconds: float, done: bool) -> None:
+        self.state.progress(self.fraction, f"{self.what} — {kind} reply: {tokens} tokens, {seconds:.0f} s")
+
+    def notice(self, message: str) -> None:
+        self.state.progress(self.fraction, f"{self.what} — {message}")
+
+
 def propose(path, state_id, state) -> str:
     """Proposals for one state from the model when one is configured, else from the offline
     repairer, saying which (a plain function for a worker; a cancel keeps what was proposed)."""
@@ -39,8 +62,9 @@ def propose(path, state_id, state) -> str:
         if not model_missing():
             from studio.agent.client import ModelClient
             from studio.agent.model_repair import propose_with_model
-            client = ModelClient.from_settings()
-            proposals, unsolved = propose_with_model(project, client, state_id, state=state)
+            watch = ModelWatch(state)
+            client = ModelClient.from_settings(on_progress=watch.model, on_status=watch.notice)
+            proposals, unsolved = propose_with_model(project, client, state_id, state=watch)
             who = f"the model {client.model or client.base_url}"
         else:
             from studio.repair.offline import propose_offline

@@ -31,6 +31,18 @@ def need_joints(scene: Scene, names: list[str], tool: str, where: str) -> None:
             raise MotionError(f"{tool}: {where} names joint {n!r}, which the scene does not have")
 
 
+def chain_joints(scene: Scene, names: list[str], tool: str, where: str) -> list[str]:
+    """The joints of a chain that move: every name must be a joint of the scene, and a fixed joint
+    (a knob on a door, a tool flange on a wrist) is part of the chain's shape but has no value to solve."""
+    need_joints(scene, names, tool, where)
+    return [n for n in names if scene.joint(n).type != "fixed"]
+
+
+def moving_joints(scene: Scene) -> list[str]:
+    """Every joint of the scene that has a value (fixed joints have none)."""
+    return [j.name for j in scene.joints if j.type != "fixed"]
+
+
 def need_root(scene: Scene, name: str, tool: str, where: str) -> None:
     if name not in scene.roots:
         raise MotionError(f"{tool}: {where} {name!r} is no root body of the scene "

@@ -6,8 +6,11 @@ joints so that goal frames reach their targets: damped least squares on a
 Jacobian taken by finite differences, every step evaluated as one batched
 forward-kinematics call over only the bodies the goals depend on. Joint limits
 are respected by clamping after each step and freezing a joint that sits on a
-limit and is pushed further. `solve_limb` joins the two: the effector goes to
-the target and the middle body is drawn towards the analytic pole position.
+limit and is pushed further. A fixed joint named in a chain is part of the
+chain's shape (a knob on a door, a flange on a wrist) but has no value, so
+the solve leaves it out rather than failing on it. `solve_limb` joins the
+two: the effector goes to the target and the middle body is drawn towards
+the analytic pole position.
 """
 from __future__ import annotations
 
@@ -153,8 +156,10 @@ def frame_pose(scene: Scene, pose: Pose, name: str) -> np.ndarray:
 def solve_ik(scene: Scene, pose: Pose, joints: list[str], goals: list[Goal], iterations: int = 100,
              damping: float = 0.02, tolerance: float = 1e-4) -> tuple[Pose, float]:
     """Move `joints` so the goals are met; returns the new pose and the largest position error (m)."""
-    if not joints:
-        raise IKError("IK: no joints to move")
+    js = [scene.joint(n) for n in joints]
+    js = [j for j in js if j.type != "fixed"]           # a fixed joint shapes the chain but has no value
+    if not js:
+        raise IKError("IK: no joints to move" + (f" ({', '.join(joints)} are fixed)" if joints else ""))
     pose = pose.completed(scene)
     locals_ = []
     for g in goals:
@@ -164,7 +169,6 @@ def solve_ik(scene: Scene, pose: Pose, joints: list[str], goals: list[Goal], ite
         locals_.append((body, loc @ shift))
     bodies = set().union(*(_ancestors(scene, b) for b, _ in locals_))
     sub = _sub_scene(scene, bodies)
-    js = [scene.joint(n) for n in joints]
     for j in js:
         if j.child not in bodies:
             raise IKError(f"IK: joint {j.name!r} does not move any goal frame")
@@ -228,7 +232,7 @@ def solve_limb(scene: Scene, pose: Pose, joints: list[str], effector: str, targe
                iterations: int = 100) -> tuple[Pose, float]:
     """Two-bone limb IK: the analytic pole position guides the middle body, then the
     effector is solved exactly (the pole goal is dropped for the final pass)."""
-    js = [scene.joint(n) for n in joints]
+    js = [j for j in (scene.joint(n) for n in joints) if j.type != "fixed"]
     middle = middle or js[-1].child if len(js) > 1 else None
     goal = Goal(effector, np.asarray(target, float), rotation)
     if middle is not None:

@@ -21,7 +21,7 @@ from studio.scene.pose import Tracks
 from studio.timeline.motion.planar_pymunk import Mechanism, Plane, simulate_planar
 from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
 from studio.timeline.motion.common import need_root
-from studio.timeline.motion.simulate import MAX_DIFFERENCE, difference, run_start, scene_box
+from studio.timeline.motion.simulate import MAX_DIFFERENCE_SCHEMA, judge_end, run_start, scene_box
 
 VEC2 = {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}}
 VEC3 = {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "number"}}
@@ -45,7 +45,7 @@ SCHEMA = {
         "elasticity": {"type": "number", "minimum": 0, "maximum": 1},
         "substeps": {"type": "integer", "minimum": 1, "maximum": 1000},
         "from": {"type": "string", "description": "an earlier state the run starts at"},
-        "max_difference": {"type": "number", "minimum": 0},
+        "max_difference": MAX_DIFFERENCE_SCHEMA,
     }}
 
 
@@ -91,21 +91,11 @@ def planar(seg: Segment, params: dict) -> Authored:
             raise MotionError(f"planar {seg.id}: {b!r} left the scene at frame {start.frame + int(np.argmax(bad))}")
     k = seg.a.frame - start.frame
     tracks = Tracks(seg.a.frame, {b: v[k:].copy() for b, v in run.roots.items()}, {})
-    end = seg.b.pose.completed(scene).copy()
-    for b in tracks.roots:
-        end.roots[b] = tracks.roots[b][-1].tolist()
-    approved = seg.b.pose.completed(scene)
-    diffs = {b: difference(end.roots[b], approved.roots[b]) for b in tracks.roots}
-    begin = {b: difference(tracks.roots[b][0], seg.a.pose.completed(scene).roots[b]) for b in tracks.roots}
-    worst = max(diffs, key=diffs.get)
-    note = (f"planar {seg.id}: the run ends {diffs[worst]:.4f} (m or rad) from the approved state {seg.b.id!r} "
-            f"(most at {worst!r}) and passes {max(begin.values()):.4f} from {seg.a.id!r}")
-    limit = float(params.get("max_difference", MAX_DIFFERENCE))
-    if max(diffs[worst], *begin.values()) > limit:
-        raise MotionError(f"{note}; more than {limit}: approve the run's states instead, or change the start")
-    return Authored(tracks, notes=[note], end_pose=end)
+    end, note, offer = judge_end(seg, tracks, start, params, "planar")
+    return Authored(tracks, notes=[note], end_pose=end, offer=offer)
 
 
 register(MotionTool(
     "planar", "A pymunk mechanism in a declared plane (rolling bodies, ramps, hinged parts, gears), shapes "
-    "from the meshes' sections; the end state is offered and compared with the second.", SCHEMA, planar))
+    "from the meshes' sections; the end state is offered and compared with the second.", SCHEMA, planar,
+    offers_end=True))

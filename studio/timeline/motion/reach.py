@@ -21,18 +21,20 @@ state has them. An effector may narrow its chain's limits for the move
 
 An effector that misses its target by more than `tolerance` (default 1 cm)
 is refused naming the effector and the frame. Holds are returned as
-`Authored.attachments` ({"frame", "body", "start", "end"}, and a release's
-"clear": the frame the effector is off the body by); `attachment_events`
+`Authored.attachments` ({"frame", "body", "start", "end", "tolerance"}, a
+release's "clear": the frame the effector is off the body by, and "ride" for
+the body riding `on` a frame); `attachment_events`
 turns them into the plan's grasp and release events, which the events and
 Supported verifiers read.
 """
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import numpy as np
 
-from studio.scene.kinematics import pose_world
+from studio.scene.kinematics import forward, pose_world
 from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import from_7, invert, to_7
 
@@ -41,7 +43,8 @@ from studio.timeline.motion.ik import Goal, solve_ik
 from studio.timeline.motion.easing import interpolate_poses
 from studio.timeline.motion.walk_feet import place_feet
 from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
-from studio.timeline.motion.common import frame_local, need_joints, need_root, point, smooth
+from studio.timeline.motion.common import (chain_joints, frame_local, moving_joints, need_joints, need_root, point,
+                                           smooth)
 from studio.timeline.motion.walk import LEG_SCHEMA, SCHEMA as WALK_SCHEMA, legs_of, sole_placements, walk_poses
 
 TOLERANCE = 0.01
@@ -86,7 +89,7 @@ def _world(scene, pose: Pose, name: str, tool: str) -> np.ndarray:
     return pose_world(scene, pose)[body] @ local
 
 
-def _narrowed(scene, effs: list[dict], tool: str):
+def narrowed(scene, effs: list[dict], tool: str):
     """The scene with the effectors' chain limits narrowed as asked (refusing a wider one)."""
     asked = [(e["frame"], j, lim) for e in effs for j, lim in e.get("limits", {}).items()]
     if not asked:
@@ -104,14 +107,20 @@ def _narrowed(scene, effs: list[dict], tool: str):
     return room
 
 
-def _effectors(seg: Segment, params: dict, tool: str) -> list[dict]:
+def effectors_of(seg: Segment, params: dict, tool: str, required: bool = True) -> list[dict]:
+    """The effectors with their chains' moving joints (a fixed joint in a chain has no value)."""
     effs = params.get("effectors", [])
-    if not effs and "on" not in params:
+    if not effs and required and "on" not in params:
         raise MotionError(f"{tool}: give effectors, or the frame the body rides 'on'")
+    out = []
     for i, e in enumerate(effs):
         frame_local(seg.scene, e["frame"], tool)
-        need_joints(seg.scene, e["joints"], tool, f"effectors[{i}]")
-    return effs
+        moving = chain_joints(seg.scene, e["joints"], tool, f"effectors[{i}]")
+        if not moving:
+            raise MotionError(f"{tool}: effectors[{i}].joints: every joint of {e['frame']!r}'s chain is fixed; "
+                              f"name joints that move")
+        out.append(dict(e, joints=moving))
+    return out
 
 
 def _from_plan(seg: Segment, params: dict) -> dict:
@@ -123,11 +132,85 @@ def _from_plan(seg: Segment, params: dict) -> dict:
                       f"a grasp event holding over the segment")
 
 
+@dataclass
+class Limbs:
+    """Poses over a segment with the arms posed by a tool and the legs walking or planted."""
+    poses: list[Pose]
+    roots: list[str]
+    joints: list[str]
+    notes: list[str]
+
+
+def with_legs(seg: Segment, params: dict, upper, tool: str, carried: tuple[str, ...] = ()) -> Limbs:
+    """One pose per frame: the in-between of the states, `upper(i, pose) -> pose` for what the tool
+    moves, then the legs: walking (`walk`, the walk tool's parameters), planted where the first state
+    has them (`legs`), or left in-between."""
+    scene = seg.scene
+    if "walk" in params:
+        w = walk_poses(seg, params["walk"], upper=upper, carried=carried)
+        return Limbs(w.poses, list(w.roots), list(w.joints), list(w.notes))
+    between = interpolate_poses(scene, [(seg.a.frame, seg.a.pose.completed(scene)),
+                                        (seg.b.frame, seg.b.pose.completed(scene))])
+    planted = params.get("legs")
+    legs, feet, roots, joints = [], {}, [], []
+    if planted:
+        legs = legs_of(scene, planted, tool)
+        feet = sole_placements(scene, seg.a.pose.completed(scene), legs)
+        roots.append(planted["root"])
+        joints += [j for leg in legs for j in leg.joints]
+    poses = []
+    for i in range(seg.frames):
+        pose = upper(i, between.pose_at(seg.a.frame + i))
+        if legs:
+            pose, err = place_feet(scene, pose, {leg.name: (leg.joints, leg.sole) for leg in legs}, feet, 30)
+            if err > 0.005:
+                raise MotionError(f"{tool} {seg.id}: the planted foot cannot stay put at frame "
+                                  f"{seg.a.frame + i} ({err * 1000:.1f} mm); keep the root nearer the feet")
+        poses.append(pose)
+    return Limbs(poses, roots, joints, [])
+
+
+def walking_joints(seg: Segment, params: dict, tool: str) -> set[str]:
+    if "walk" not in params:
+        return set()
+    return {j for leg in legs_of(seg.scene, params["walk"], tool) for j in leg.joints}
+
+
+def tracks_of(seg: Segment, poses: list[Pose], roots: list[str], joints: list[str]) -> Tracks:
+    roots, joints = list(dict.fromkeys(roots)), list(dict.fromkeys(joints))
+    return Tracks(seg.a.frame, {r: np.array([p.roots[r] for p in poses], float) for r in roots},
+                  {j: np.array([p.joints[j] for p in poses], float) for j in joints})
+
+
+def misses(scene, poses: list[Pose], aims: dict[str, dict[int, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Per effector, (F,) distance from where it was aimed at each frame (nan where it was not),
+    measured by forward kinematics of the poses as returned."""
+    world = forward(scene, {r: np.array([p.roots[r] for p in poses], float) for r in poses[0].roots},
+                    {j: np.array([p.joints[j] for p in poses], float) for j in poses[0].joints}, len(poses))
+    out = {}
+    for name, at in aims.items():
+        body, local = frame_local(scene, name, "IK")
+        pos = (world[body] @ local)[:, :3, 3]
+        d = np.full(len(poses), np.nan)
+        for i, target in at.items():
+            d[i] = float(np.linalg.norm(pos[i] - target))
+        out[name] = d
+    return out
+
+
+def worst_miss(seg: Segment, missed: dict[str, np.ndarray]) -> tuple[float, str]:
+    worst, where = 0.0, ""
+    for name, d in missed.items():
+        if np.isfinite(d).any() and np.nanmax(d) > worst:
+            worst, where = float(np.nanmax(d)), f"{name} at frame {seg.a.frame + int(np.nanargmax(d))}"
+    return worst, where
+
+
 def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
     scene = seg.scene
     if tool == "carry" and "body" not in params:
         params = _from_plan(seg, params)
-    effs = _effectors(seg, params, tool)
+    effs = effectors_of(seg, params, tool)
     held = params.get("body")
     if held is not None:
         need_root(scene, held, tool, "body")
@@ -144,16 +227,13 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
     if rides:
         body_a = from_7(np.asarray(pa.roots[held], float))
         grip = {e["frame"]: invert(body_a) @ _world(scene, pa, e["frame"], tool) for e in effs}
-    start: dict[str, np.ndarray] = {}        # where each effector is when its reach begins
+    start: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}   # effector -> (where its reach begins, target then)
     tol = float(params.get("tolerance", TOLERANCE))
-    worst = {"err": 0.0, "where": ""}
+    aims: dict[str, dict[int, np.ndarray]] = {e["frame"]: {} for e in effs}
     chains = [j for e in effs for j in e["joints"]]
-    room = _narrowed(scene, effs, tool)
-    walking = set()
-    if "walk" in params:
-        walking = {j for leg in legs_of(scene, params["walk"], tool) for j in leg.joints}
-    eased = [j.name for j in scene.joints if j.name not in walking]
-
+    room = narrowed(scene, effs, tool)
+    walking = walking_joints(seg, params, tool)
+    eased = [j for j in moving_joints(scene) if j not in walking]
     begin = float(params.get("begin", 0.0))
 
     def hands(i: int, pose: Pose) -> Pose:
@@ -170,67 +250,72 @@ def author_hands(seg: Segment, params: dict, tool: str) -> Authored:
             if rides:
                 target = (from_7(np.asarray(pose.roots[held], float)) @ grip[e["frame"]])[:3, 3]
             else:
-                end = point(e["target"], scene, pose, tool, f"effectors {e['frame']!r} target") \
-                    if "target" in e else _world(scene, pb, e["frame"], tool)[:3, 3]
-                if e["frame"] not in start:
-                    start[e["frame"]] = _world(scene, pose, e["frame"], tool)[:3, 3]
-                s0 = start[e["frame"]]
-                v = (u[i] - begin) / max(1.0 - begin, 1e-9)
-                if "via" in e:
-                    way = end + np.asarray(e["via"], float)
-                    target = (s0 + smooth(v / VIA) * (way - s0) if v < VIA
-                              else way + smooth((v - VIA) / (1 - VIA)) * (end - way))
-                else:
-                    target = s0 + smooth(v) * (end - s0)
-            pose, err = solve_ik(room, pose, e["joints"], [Goal(e["frame"], target)], 50)
-            if err > worst["err"]:
-                worst.update(err=err, where=f"{e['frame']} at frame {seg.a.frame + i}")
+                target = _reach_point(scene, pb, pose, e, start, (u[i] - begin) / max(1.0 - begin, 1e-9), tool)
+            aims[e["frame"]][i] = target
+            pose, _ = solve_ik(room, pose, e["joints"], [Goal(e["frame"], target)], 50)
         return pose
 
     roots, joints = ([held] if held is not None else []), list(chains)
-    notes = []
-    if "walk" in params:
-        w = walk_poses(seg, params["walk"], upper=hands, carried=(held,) if rides else ())
-        poses, notes = w.poses, list(w.notes)
-        roots += w.roots
-        joints += w.joints + eased
-    else:
-        planted = params.get("legs")
-        legs, feet = [], {}
-        if planted:
-            legs = legs_of(scene, planted, tool)
-            feet = sole_placements(scene, pa, legs)
-            roots.append(planted["root"])
-            joints += [j for leg in legs for j in leg.joints]
-        poses = []
-        for i in range(n):
-            pose = between.pose_at(seg.a.frame + i)
-            pose = hands(i, pose)
-            if legs:
-                pose, err = place_feet(scene, pose, {leg.name: (leg.joints, leg.sole) for leg in legs}, feet, 30)
-                if err > 0.005:
-                    raise MotionError(f"{tool} {seg.id}: the planted foot cannot stay put at frame "
-                                      f"{seg.a.frame + i} ({err * 1000:.1f} mm); keep the root nearer the feet")
-            poses.append(pose)
-    if worst["err"] > tol:
-        raise MotionError(f"{tool} {seg.id}: effector {worst['where']} misses its target by "
-                          f"{worst['err'] * 1000:.1f} mm (more than {tol * 1000:.1f} mm): out of reach or "
+    limbs = with_legs(seg, params, hands, tool, carried=(held,) if rides else ())
+    notes = list(limbs.notes)
+    roots += limbs.roots
+    joints += limbs.joints + (eased if "walk" in params else [])
+    worst, where = worst_miss(seg, misses(scene, limbs.poses, aims))
+    if worst > tol:
+        raise MotionError(f"{tool} {seg.id}: effector {where} misses its target by "
+                          f"{worst * 1000:.1f} mm (more than {tol * 1000:.1f} mm): out of reach or "
                           f"past a joint limit")
-    roots = list(dict.fromkeys(roots))
-    joints = list(dict.fromkeys(joints))
-    tracks = Tracks(seg.a.frame, {r: np.array([p.roots[r] for p in poses], float) for r in roots},
-                    {j: np.array([p.joints[j] for p in poses], float) for j in joints})
-    notes.append(f"{tool} {seg.id}: effectors within {worst['err'] * 1000:.2f} mm of their targets")
+    tracks = tracks_of(seg, limbs.poses, roots, joints)
+    if effs:
+        notes.append(f"{tool} {seg.id}: effectors within {worst * 1000:.2f} mm of their targets at every frame"
+                     + (f" (worst: {where})" if where else ""))
+    if on is not None:
+        ends = np.linalg.norm(np.asarray(limbs.poses[-1].roots[held][:3]) - np.asarray(pb.roots[held][:3]))
+        notes.append(f"{tool} {seg.id}: {held} rides on {on}" + (
+            f"; the second state has it {ends * 1000:.1f} mm from there, which the bake fades in over the "
+            f"segment (a hold that drifts past its tolerance fails EventsSatisfied)" if ends > 1e-4 else ""))
     span = {"grasp": (seg.b.frame, seg.b.frame), "carry": (seg.a.frame, seg.b.frame),
             "place": (seg.a.frame, seg.b.frame), "release": (seg.a.frame, seg.a.frame)}.get(tool)
-    attachments = [{"frame": e["frame"], "body": held, "start": span[0], "end": span[1]} for e in effs] \
-        if span and held is not None else []
+    attachments = [{"frame": e["frame"], "body": held, "start": span[0], "end": span[1], "tolerance": tol}
+                   for e in effs] if span and held is not None else []
     if tool == "release":                     # and clear of it by the segment's end
         for a in attachments:
             a["clear"] = seg.b.frame
     if on is not None:
-        attachments.append({"frame": on, "body": held, "start": seg.a.frame, "end": seg.b.frame})
+        attachments.append({"frame": on, "body": held, "start": seg.a.frame, "end": seg.b.frame, "tolerance": tol,
+                            "ride": True})
     return Authored(tracks, attachments, notes)
+
+
+def _reach_point(scene, pb: Pose, pose: Pose, e: dict, start: dict, v: float, tool: str) -> np.ndarray:
+    """Where a reaching effector is aimed at progress v (0..1 of its reach): from where it was when
+    the reach began, through the approach point (`via`), to its target. A target that is a named
+    frame or body is followed: the path is taken as it was when the reach began and carried along
+    as the target moves, so a hand that starts on a moving knob stays on it."""
+    name = e["frame"]
+    named = isinstance(e.get("target"), str)
+    if named:
+        body, local = frame_local(scene, e["target"], tool)
+        moving = pose_world(scene, pose)[body] @ local
+    if name not in start:
+        here = _world(scene, pose, name, tool)[:3, 3]
+        start[name] = (here, moving if named else None)
+    s0, t0 = start[name]
+    if named:
+        end = t0[:3, 3]
+    elif "target" in e:
+        end = point(e["target"], scene, pose, tool, f"effectors {name!r} target")
+    else:
+        end = _world(scene, pb, name, tool)[:3, 3]
+    if "via" in e:
+        way = end + np.asarray(e["via"], float)
+        target = (s0 + smooth(v / VIA) * (way - s0) if v < VIA
+                  else way + smooth((v - VIA) / (1 - VIA)) * (end - way))
+    else:
+        target = s0 + smooth(v) * (end - s0)
+    if named and not np.array_equal(moving, t0):     # the target moved since the reach began
+        target = (moving @ invert(t0) @ np.r_[target, 1.0])[:3]
+    return target
 
 
 def attachment_events(attachments: list[dict], tolerance: float = 0.03) -> list[dict]:
@@ -256,6 +341,27 @@ def attachment_events(attachments: list[dict], tolerance: float = 0.03) -> list[
     return events
 
 
+def check_hands(scene, params: dict) -> None:
+    """The names in a hand tool's parameters against the scene; a MotionError "field: why" for the first
+    that is not there (a held body that does not exist, an effector frame or joint the scene lacks)."""
+    body = params.get("body")
+    if body is not None and body not in scene.roots:
+        why = "hangs on a joint (hold its root body)" if body in scene.body_names else "is no body of the scene"
+        raise MotionError(f"body: {body!r} {why}")
+    names = {f.name for f in scene.frames} | set(scene.body_names)
+    if "on" in params and params["on"] not in names:
+        raise MotionError(f"on: {params['on']!r} is no named frame or body of the scene")
+    joints = {j.name for j in scene.joints}
+    for i, e in enumerate(params.get("effectors", [])):
+        if e["frame"] not in names:
+            raise MotionError(f"effectors[{i}].frame: {e['frame']!r} is no named frame or body of the scene")
+        for j in list(e["joints"]) + list(e.get("limits", {})):
+            if j not in joints:
+                raise MotionError(f"effectors[{i}].joints: {j!r} is no joint of the scene")
+        if isinstance(e.get("target"), str) and e["target"] not in names:
+            raise MotionError(f"effectors[{i}].target: {e['target']!r} is no named frame or body of the scene")
+
+
 def _tool(name: str):
     def author(seg: Segment, params: dict) -> Authored:
         return author_hands(seg, params, name)
@@ -264,13 +370,15 @@ def _tool(name: str):
 
 register(MotionTool("ik_reach", "Effectors (named frames) to targets (frames or points) over the segment, "
                     "their chains solved by IK within limits; the legs may walk meanwhile.",
-                    _schema(False, walk=True), _tool("ik_reach")))
+                    _schema(False, walk=True), _tool("ik_reach"), check=check_hands))
 register(MotionTool("grasp", "Effectors to a body's grip frames by IK (the legs may walk meanwhile); the body "
-                    "is held from the last frame.", _schema(True, walk=True), _tool("grasp")))
+                    "is held from the last frame.", _schema(True, walk=True), _tool("grasp"), check=check_hands))
 register(MotionTool("carry", "A held body rides on a frame (or moves between its states) while the effectors "
                     "keep their grip by IK; the legs may walk meanwhile. Without parameters, each body the plan's "
-                    "grasp events hold rides on its grasping frame.", _schema(True, True, True, False), _tool("carry")))
+                    "grasp events hold rides on its grasping frame.", _schema(True, True, True, False), _tool("carry"),
+                    check=check_hands))
 register(MotionTool("place", "A held body is moved to its place in the second state (or rides on a frame), the "
-                    "effectors keeping their grip; the hold ends there.", _schema(True, True, True), _tool("place")))
+                    "effectors keeping their grip; the hold ends there.", _schema(True, True, True), _tool("place"),
+                    check=check_hands))
 register(MotionTool("release", "Effectors leave a held body for their targets (or the second state) by IK.",
-                    _schema(True), _tool("release")))
+                    _schema(True), _tool("release"), check=check_hands))

@@ -22,15 +22,18 @@ import numpy as np
 
 from studio.scene.kinematics import pose_world
 from studio.scene.meshes import body_mesh
-from studio.scene.pose import Tracks
+from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import quat_conj, quat_mul
 
 from studio.timeline.motion.simulate_mujoco import Material, Setup, SimulationError, simulate_rigid
-from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
+from studio.timeline.motion import Authored, EndStateOffered, MotionError, MotionTool, Segment, end_offer, register
 from studio.timeline.motion.common import need_root
 
 MAX_DIFFERENCE = 0.05
 MARGIN = 2.0              # metres the default bounds extend past the static scene
+MAX_DIFFERENCE_SCHEMA = {"type": "number", "minimum": 0,
+                         "description": "how far (m or rad) the run's end may lie from the approved second state; "
+                                        "the bake fades out at most this much to meet it (default 0.05)"}
 
 VEC3 = {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "number"}}
 SCHEMA = {
@@ -50,7 +53,7 @@ SCHEMA = {
                            "rolling": {"type": "number", "minimum": 0, "maximum": 0.1}}}},
         "substeps": {"type": "integer", "minimum": 1, "maximum": 1000},
         "bounds": {"type": "array", "minItems": 2, "maxItems": 2, "items": VEC3},
-        "max_difference": {"type": "number", "minimum": 0},
+        "max_difference": MAX_DIFFERENCE_SCHEMA,
         "from": {"type": "string", "description": "an earlier state the run starts at"},
     }}
 
@@ -95,11 +98,58 @@ def scene_box(seg: Segment) -> tuple[np.ndarray, np.ndarray]:
     return pts.min(axis=0) - MARGIN, pts.max(axis=0) + MARGIN
 
 
-def difference(a: list[float], b: list[float]) -> float:
-    """Largest of the position distance (m) and the rotation angle (rad) between two root transforms."""
+def difference_parts(a: list[float], b: list[float]) -> tuple[float, float]:
+    """Position distance (m) and rotation angle (rad) between two root transforms."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     dq = quat_mul(b[3:], quat_conj(a[3:]))
-    return max(float(np.linalg.norm(b[:3] - a[:3])), 2 * float(np.arccos(min(1.0, abs(dq[0])))))
+    return float(np.linalg.norm(b[:3] - a[:3])), 2 * float(np.arccos(min(1.0, abs(dq[0]))))
+
+
+def difference(a: list[float], b: list[float]) -> float:
+    """Largest of the position distance (m) and the rotation angle (rad) between two root transforms."""
+    return max(difference_parts(a, b))
+
+
+def _off(parts: tuple[float, float]) -> str:
+    metres, radians = parts
+    return f"{metres:.4f} m and {radians:.4f} rad"
+
+
+def judge_end(seg: Segment, tracks: Tracks, start, params: dict, what: str) -> tuple[Pose, str, dict]:
+    """The run's end as the second state's pose, the note comparing it with the approved state, and
+    the offer of that end (`end_offer`).
+
+    A run that passes further than `max_difference` from where it should start (a run continued
+    `from` an earlier state) is refused; one that ends further than it from the approved state is
+    refused with the end state offered (`EndStateOffered`), naming the body furthest off and by how
+    much. `max_difference` is the same limit the bake puts on the residual it fades out."""
+    end = seg.b.pose.completed(seg.scene).copy()
+    for b in tracks.roots:
+        end.roots[b] = tracks.roots[b][-1].tolist()
+    approved = seg.b.pose.completed(seg.scene)
+    parts = {b: difference_parts(end.roots[b], approved.roots[b]) for b in tracks.roots}
+    diffs = {b: max(v) for b, v in parts.items()}
+    worst = max(diffs, key=diffs.get)
+    limit = float(params.get("max_difference", MAX_DIFFERENCE))
+    note = (f"{what} {seg.id}: the run ends {diffs[worst]:.4f} (m or rad) from the approved state {seg.b.id!r}, "
+            f"furthest at {worst!r} ({_off(parts[worst])})")
+    if len(diffs) > 1:
+        note += "; " + ", ".join(f"{b} {d:.4f}" for b, d in diffs.items())
+    first = seg.a.pose.completed(seg.scene)
+    begin = {b: difference(tracks.roots[b][0], first.roots[b]) for b in tracks.roots}
+    far = max(begin, key=begin.get)
+    if start.id != seg.a.id:
+        note += f"; it passes {begin[far]:.4f} from {seg.a.id!r}"
+    if begin[far] > limit:
+        raise MotionError(f"{note}; more than max_difference {limit}: the run from {start.id!r} does not "
+                          f"pass through {seg.a.id!r} ({far!r} is {begin[far]:.4f} off); change the start")
+    if diffs[worst] > limit:
+        raise EndStateOffered(
+            f"{note}; more than max_difference {limit}, so the bake would bend the run into shape: adopt the "
+            f"run's end state as {seg.b.id!r} (tool adopt_end_state, `studio bake --adopt-end`, or Adopt end "
+            f"state in the window) and review it, or change the start",
+            seg.id, seg.b.id, end, parts, worst, limit)
+    return end, note, end_offer(seg.id, seg.b.id, end, parts, worst, limit)
 
 
 def run_start(seg: Segment, params: dict, tool: str):
@@ -123,25 +173,11 @@ def simulate(seg: Segment, params: dict) -> Authored:
         raise MotionError(f"{seg.id}: {e}") from None
     k = seg.a.frame - first.frame
     tracks = Tracks(seg.a.frame, {b: v[k:].copy() for b, v in run.roots.items()}, {})
-    end = seg.b.pose.completed(seg.scene).copy()
-    for b in setup.bodies:
-        end.roots[b] = tracks.roots[b][-1].tolist()
-    approved = seg.b.pose.completed(seg.scene)
-    diffs = {b: difference(end.roots[b], approved.roots[b]) for b in setup.bodies}
-    begin = {b: difference(tracks.roots[b][0], seg.a.pose.completed(seg.scene).roots[b]) for b in setup.bodies}
-    worst = max(diffs, key=diffs.get)
-    limit = float(params.get("max_difference", MAX_DIFFERENCE))
-    note = (f"simulate {seg.id}: the simulation ends {diffs[worst]:.4f} (m or rad) from the approved state "
-            f"{seg.b.id!r}, most at {worst!r}; " + ", ".join(f"{b} {d:.4f}" for b, d in diffs.items()))
-    if k:
-        note += f"; it passes {max(begin.values()):.4f} from {seg.a.id!r}"
-    if max(diffs[worst], *begin.values()) > limit:
-        raise MotionError(f"{note}; more than {limit}: approve the simulation's end state as {seg.b.id!r} "
-                          f"or change the start")
-    return Authored(tracks, notes=[note], end_pose=end)
+    end, note, offer = judge_end(seg, tracks, first, params, "simulate")
+    return Authored(tracks, notes=[note], end_pose=end, offer=offer)
 
 
 register(MotionTool(
     "simulate", "MuJoCo rigid-body simulation of chosen bodies from the first state (hulls of the real "
     "meshes, IR masses, given friction and restitution); its end state is offered and compared with the second.",
-    SCHEMA, simulate))
+    SCHEMA, simulate, offers_end=True))

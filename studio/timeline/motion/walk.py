@@ -59,7 +59,8 @@ from studio.timeline.motion.footsteps import support_polygon
 from studio.timeline.motion.ik import Goal, solve_ik
 from studio.timeline.motion.walk_feet import TOE, place_feet
 from studio.timeline.motion import Authored, MotionError, MotionTool, Segment, register
-from studio.timeline.motion.common import frame_local, need_joints, need_root, smooth, tilt_of, wrap, world_of, yaw_of, yaw_quat
+from studio.timeline.motion.common import (chain_joints, frame_local, need_root, smooth, tilt_of, wrap, world_of, yaw_of,
+                                           yaw_quat)
 
 COM_TOLERANCE = 0.05     # metres the centre of mass may be outside the support polygon
 MAX_SLIDE = 0.005        # metres a planted sole may move
@@ -139,9 +140,11 @@ def legs_of(scene: Scene, params: dict, tool: str = "walk") -> list[Leg]:
     need_root(scene, params["root"], tool, "root")
     legs = []
     for i, d in enumerate(params["legs"]):
-        need_joints(scene, d["joints"], tool, f"legs[{i}]")
+        moving = chain_joints(scene, d["joints"], tool, f"legs[{i}]")      # a fixed ankle has no value
+        if not moving:
+            raise MotionError(f"{tool}: legs[{i}].joints: every joint of the leg is fixed; name joints that move")
         frame_local(scene, d["sole"], tool)
-        legs.append(Leg(d["sole"], list(d["joints"]), d["sole"], float(d.get("phase", 0.5 * (i % 2)))))
+        legs.append(Leg(d["sole"], moving, d["sole"], float(d.get("phase", 0.5 * (i % 2)))))
     return legs
 
 
