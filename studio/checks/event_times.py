@@ -17,7 +17,7 @@ import numpy as np
 
 from studio.scene.transforms import from_7
 
-from studio.checks.between import Motion
+from studio.checks.between import Motion, hull_planes, hull_points
 from studio.checks.contacts import similar_inverse, tau, world_boxes
 from studio.checks.footage import Footage
 from studio.checks.probe import Probe, earliest, envelope
@@ -59,11 +59,15 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
     def fn(k: int):
         def at(t: float, need: float) -> tuple[float, bool]:
             theta = max(need, level)
-            r = probe.at([ia], [ib], [k], [t], [theta])
+            pw = probe.pair_world(np.array([ia]), np.array([ib]), np.array([k]), np.array([t]))
+            floor = plane_floor(film, ia, ib, pw[0], pw[1])      # a hull's planes, where they prove it apart
+            if floor > theta:
+                return floor, False
+            r = probe.at([ia], [ib], [k], [t], [theta], pair_w=pw)
             if r["r"][0] > theta:
                 return float(r["low"][0]), False
             if theta > level:
-                r = probe.at([ia], [ib], [k], [t], [level])
+                r = probe.at([ia], [ib], [k], [t], [level], pair_w=pw)
                 if r["r"][0] > level:
                     return float(r["low"][0]), False
             return float(r["r"][0]), True
@@ -76,6 +80,23 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
         if t is not None:
             return float(film.frames[k]) + t
     return None
+
+
+def plane_floor(film: Footage, ia: int, ib: int, wa: np.ndarray, wb: np.ndarray) -> float:
+    """A proven lower bound of the gap of bodies ia, ib at world poses wa, wb (1,4,4): the best over either
+    body's hull planes of the other's lowest hull vertex above it (-inf where neither has planes)."""
+    if film.scale is not None:
+        return -np.inf
+    best = -np.inf
+    for this, other, w_this, w_other in ((ia, ib, wa, wb), (ib, ia, wb, wa)):
+        planes = hull_planes(film.shapes[other])
+        if planes is None:
+            continue
+        rel = similar_inverse(w_other) @ w_this
+        pts = hull_points(film.shapes[this])
+        normals, offsets = planes
+        best = max(best, float((((pts @ rel[0, :3, :3].T + rel[0, :3, 3]) @ normals.T) - offsets).min(axis=0).max()))
+    return best
 
 
 def _contact_lows(film: Footage, ia: int, ib: int, frames: np.ndarray, gap: np.ndarray, idx: np.ndarray,

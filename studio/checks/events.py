@@ -19,8 +19,10 @@ An event with `after` must first hold no earlier than those events' first frames
 An event whose window misses the evaluated frames is not evaluated.
 
 Contact, grasp and reach are also met between two frames of the window, as the
-film moves there (`event_times`): the first time is then a fraction of a frame
-(metrics first_frames, and met_between: "ball touches domino_1 at 1034.6").
+film moves there (`event_times`): where no frame meets one, or where its first
+time is ordered against another event's (order, after), the first time is then
+a fraction of a frame (metrics first_frames, and met_between: "ball touches
+domino_1 at 1034.6"); else it is the first frame that meets it.
 
 Besides the plan's events, every hold the motion tools recorded is judged at
 every frame and between frames (`studio.checks.holds`): an effector that
@@ -130,7 +132,7 @@ def _one(film: Footage, e: dict, done: dict) -> tuple[bool | None, int | None, s
         return None, None, "window outside the evaluated frames"
     kind, subj, params = e.get("kind"), list(e.get("subjects", [])), dict(e.get("params", {}) or {})
     tol = float(params.get("tolerance", DEFAULT_TOL.get(kind, 0.0)))
-    between: tuple[float | None, str] = (None, "")       # the first time it is met between frames
+    between: tuple = (None, "")            # how to find the first time it is met between frames
     try:
         if kind == "contact":
             a, b = subj[0], subj[1]
@@ -138,7 +140,7 @@ def _one(film: Footage, e: dict, done: dict) -> tuple[bool | None, int | None, s
             t = tau(film.shapes[ia].thickness, film.shapes[ib].thickness)
             gap = film.pair_gap(a, b, t + tol)[idx]
             hold = gap <= t + tol
-            between = (first_contact(film, a, b, t + tol, idx, gap), f"{a} touches {b}")
+            between = (lambda: first_contact(film, a, b, t + tol, idx, gap), f"{a} touches {b}")
             why = f"{a} and {b} never come within {t + tol:.4f} m (closest {_fmt(gap.min())})"
         elif kind in ("grasp", "release"):
             fr, body = subj[0], subj[1]
@@ -154,12 +156,12 @@ def _one(film: Footage, e: dict, done: dict) -> tuple[bool | None, int | None, s
                 return ok, (int(film.frames[last[0]]) if ok else None), \
                     "" if ok else f"{fr} is still {_fmt(d[-1])} from {body} at frame {int(film.frames[last[0]])}"
             hold = d <= tol
-            between = (first_near(film, named_point(film, fr), body, tol, idx, d), f"{fr} reaches {body}")
+            between = (lambda: first_near(film, named_point(film, fr), body, tol, idx, d), f"{fr} reaches {body}")
             why = f"{fr} never comes within {tol} m of {body}'s surface (closest {_fmt(d.min())})"
         elif kind == "reach":
             d = np.linalg.norm(origin(film, subj[0])[idx] - origin(film, subj[1])[idx], axis=1)
             hold = d <= tol
-            between = (first_near(film, named_point(film, subj[0]), named_point(film, subj[1]), tol, idx, d),
+            between = (lambda: first_near(film, named_point(film, subj[0]), named_point(film, subj[1]), tol, idx, d),
                        f"{subj[0]} reaches {subj[1]}")
             why = f"{subj[0]} never comes within {tol} m of {subj[1]} (closest {_fmt(d.min())})"
         elif kind == "enter_region":
@@ -180,13 +182,28 @@ def _one(film: Footage, e: dict, done: dict) -> tuple[bool | None, int | None, s
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         return False, None, f"cannot evaluate: {msg}"
     hits = np.nonzero(hold)[0]
-    if between[0] is not None and (len(hits) == 0 or between[0] < film.frames[idx[hits[0]]]):
-        first = round(float(between[0]), 4)          # met between two frames, first
+    # between frames: where no frame meets it, or where its first time is ordered against another's
+    when = between[0]() if between[0] is not None and (len(hits) == 0 or e["id"] in _timed(film)) else None
+    if when is not None and (len(hits) == 0 or when < film.frames[idx[hits[0]]]):
+        first = round(float(when), 4)          # met between two frames, first
         film.extra.setdefault("met_between", {})[e["id"]] = f"{between[1]} at {first:.1f}"
         return True, first, ""
     if len(hits) == 0:
         return False, None, why
     return True, int(film.frames[idx[hits[0]]]), ""
+
+
+def _timed(film: Footage) -> set[str]:
+    """Events whose first time is compared with another's (order subjects, `after` on either side)."""
+    if "timed_events" not in film.extra:
+        out: set[str] = set()
+        for e in (film.plan or {}).get("events", []) or []:
+            if e.get("kind") == "order":
+                out |= {str(i) for i in e.get("subjects", []) or []}
+            if e.get("after"):
+                out |= {str(e.get("id"))} | {str(i) for i in e["after"]}
+        film.extra["timed_events"] = out
+    return film.extra["timed_events"]
 
 
 def _grasp_of(film: Footage, fr: str, body: str, done: dict) -> int | None:
