@@ -37,13 +37,20 @@ _HULLS: dict[str, np.ndarray] = {}
 _PLANES: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
 
+def convex_hull(shape):
+    """The convex hull of the shape's vertices (a trimesh mesh); the shape's mesh needs only its
+    vertices. Raises on a flat or degenerate mesh, which has none."""
+    import trimesh
+    return trimesh.convex.convex_hull(np.asarray(shape.mesh.vertices, float))
+
+
 def hull_points(shape) -> np.ndarray:
     """Local points whose convex hull holds the shape: the mesh's hull vertices, or its box corners.
     Any affine function's largest norm over the shape is reached at one of them."""
     pts = _HULLS.get(shape.hash)
     if pts is None:
         try:
-            pts = np.asarray(shape.mesh.convex_hull.vertices, float)
+            pts = np.asarray(convex_hull(shape).vertices, float)
         except Exception:   # flat or degenerate meshes have no hull: the box holds them
             pts = np.zeros((HULL_POINTS + 1, 3))
         if len(pts) > HULL_POINTS or len(pts) == 0:
@@ -60,7 +67,7 @@ def hull_planes(shape) -> tuple[np.ndarray, np.ndarray] | None:
         planes = shape.planes
         if planes is None:
             try:
-                hull = shape.mesh.convex_hull
+                hull = convex_hull(shape)
                 keep = hull.area_faces > 1e-14 * max(hull.area, 1e-30)
                 normals = hull.face_normals[keep]
                 offsets = np.sum(normals * hull.triangles[keep, 0], axis=1)

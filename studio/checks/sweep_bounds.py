@@ -63,7 +63,7 @@ def proxy(shape: Shape) -> tuple[object, np.ndarray]:
         got = (model(shape), np.eye(4))
         extents = np.asarray(shape.hi, float) - np.asarray(shape.lo, float)
         try:
-            full = shape.mesh.is_watertight and abs(shape.mesh.volume) >= 0.9 * float(np.prod(extents)) > 0
+            full = closed_volume(shape.mesh.vertices, shape.mesh.faces) >= 0.9 * float(np.prod(extents)) > 0
         except Exception:       # a degenerate mesh: its mesh it is
             full = False
         if full:
@@ -72,6 +72,23 @@ def proxy(shape: Shape) -> tuple[object, np.ndarray]:
             got = (fcl.Box(*extents), place)
         _PROXIES[shape.hash] = got
     return got
+
+
+def closed_volume(vertices, faces) -> float:
+    """The volume a triangle surface encloses (by the divergence theorem), or 0 unless it is closed
+    and consistently wound (every directed edge met once, and its reverse once)."""
+    v, f = np.asarray(vertices, float), np.asarray(faces, np.int64).reshape(-1, 3)
+    if len(f) < 4:
+        return 0.0
+    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    n = int(directed.max()) + 1
+    code = directed[:, 0] * n + directed[:, 1]
+    back = directed[:, 1] * n + directed[:, 0]
+    u = np.unique(code)
+    if len(u) != len(code) or not np.all(np.isin(back, u)):
+        return 0.0
+    t = v[f]
+    return abs(float(np.einsum("ij,ij->i", t[:, 0], np.cross(t[:, 1], t[:, 2])).sum()) / 6.0)
 
 
 def mesh_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
