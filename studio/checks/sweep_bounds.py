@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 import fcl
 import numpy as np
-import trimesh
 
 from studio.checks.between import Motion, farthest, hull_planes, hull_points
 from studio.checks.contacts import similar_inverse
@@ -130,6 +129,7 @@ def ball(shape: Shape) -> tuple[np.ndarray, float, float]:
         c = np.asarray(shape.centroid, float)
         tri = np.asarray(shape.mesh.triangles, float)
         r_out = float(np.max(np.linalg.norm(np.asarray(shape.mesh.vertices, float) - c, axis=1)))
+        import trimesh
         foot = trimesh.triangles.closest_point(tri, np.repeat(c[None], len(tri), axis=0))
         r_in = float(np.min(np.linalg.norm(foot - c, axis=1))) if inside(tri, c) else 0.0
         got = (c, r_in, r_out)
