@@ -21,7 +21,8 @@ from studio.timeline.reviews import list_reviews
 
 EDITS = {"name_scene", "add_material", "create_body", "build_part_code", "add_frame", "add_camera", "allow_overlap", "set_plan",
          "set_segment_tool", "set_state", "set_joint", "place_relative", "solve_ik", "review_state",
-         "author_segment", "drop_segment", "run_verifiers", "request_render", "delete_state", "adopt_end_state"}
+         "author_segment", "drop_segment", "run_verifiers", "request_render", "delete_state", "adopt_end_state",
+         "frame_action", "add_note", "delete_note", "set_shot_status"}
 
 
 def apply(project, items, actor="person", stack=None):

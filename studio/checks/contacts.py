@@ -1,8 +1,9 @@
 """Per-frame contact between pairs of rigid bodies: how deep they overlap or how far apart they are.
 
 The work is split so that a one-minute film costs seconds:
-1. broadphase: every body's world bounding box at every frame at once, and
-   the pairs whose boxes come within a margin (tau) of each other;
+1. broadphase: every body's world bounding box at every frame at once (a body
+   that never moves boxed once), pairs whose boxes over the whole film never
+   meet dropped, and the pair-frames whose boxes come within a margin (tau);
 2. identical relative poses are measured once: a pair at rest, carried, or
    re-verified after an edit elsewhere costs a dictionary look-up
    (`ContactCache`, keyed by the two meshes' content hashes and the pose);
@@ -19,7 +20,14 @@ The work is split so that a one-minute film costs seconds:
    exactly (outside a convex body: the plane distance where the sample's foot
    lies on the body, else the mesh), so both verdicts are exact. Other
    samples report the grid's estimate held within their interval;
-5. a sample lies at most half a body's thickness inside it, so for two
+5. two convex polytopes of few face and edge directions (boxes, cards,
+   prisms) skip the samples: their face normals and the cross products of
+   their edges hold every facet of the Minkowski difference, so the least
+   overlap over those axes, all frames at once, is the exact penetration
+   depth, and apart the largest separation a proven lower bound, measured
+   exactly (a vertex's foot on a face, else the Minkowski difference) where
+   it does not pass tau (`convex_pair`);
+6. a sample lies at most half a body's thickness inside it, so for two
    convex bodies whose samples overlap by no more than tau the exact
    separating depth is taken (bounded first along the contact direction
    and the face normals, then the Minkowski difference where a bound passes
@@ -31,8 +39,9 @@ and tau follows the thickness at each frame.
 
 `gap` is the signed surface distance of a pair (negative: interpenetration
 depth: the deepest sample's distance inside the other body, or the separating
-depth of step 5 where that is larger). The separating axis is a unit world vector that pushes A out of B
-by `-gap`; the contact point is the deepest sample, in world coordinates.
+depth of steps 5 and 6 where that is larger). The separating axis is a unit world vector that pushes A out of B
+by `-gap`; the contact point is the deepest sample (two polytopes measured on their axes: the vertex
+of A deepest along the axis), in world coordinates.
 """
 from __future__ import annotations
 
@@ -84,8 +93,15 @@ def world_boxes(shapes: list[Shape], world: np.ndarray, forms: dict | None = Non
         hi[b] = np.max([v.hi for v in variants], axis=0)
     corners = np.stack([np.where(np.array([(i >> k) & 1 for k in range(3)], bool), hi, lo)
                         for i in range(8)], axis=1)                      # (B,8,3)
-    wc = np.einsum("bfij,bcj->bfci", world[..., :3, :3], corners) + world[:, :, None, :3, 3]
-    return wc.min(axis=2), wc.max(axis=2)
+    B, F = world.shape[:2]
+    out_lo, out_hi = np.empty((B, F, 3)), np.empty((B, F, 3))
+    still = np.all(world == world[:, :1], axis=(1, 2, 3)) if F else np.zeros(B, bool)
+    for group, frames in ((np.nonzero(still)[0], slice(0, 1)), (np.nonzero(~still)[0], slice(None))):
+        if len(group):                          # a body that never moves is boxed once
+            w = world[group, frames]
+            wc = np.einsum("bfij,bcj->bfci", w[..., :3, :3], corners[group]) + w[:, :, None, :3, 3]
+            out_lo[group], out_hi[group] = wc.min(axis=2), wc.max(axis=2)
+    return out_lo, out_hi
 
 
 def broadphase(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray, margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -93,10 +109,14 @@ def broadphase(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray, margin: np.nda
     if len(pairs) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     a, b = pairs[:, 0], pairs[:, 1]
-    m = margin[:, None, None]
-    hit = np.all((lo[a] - m <= hi[b]) & (lo[b] - m <= hi[a]), axis=-1)   # (P,F)
+    film_lo, film_hi = lo.min(axis=1), hi.max(axis=1)                  # each body's box over the whole film
+    ever = np.nonzero(np.all((film_lo[a] - margin[:, None] <= film_hi[b])
+                             & (film_lo[b] - margin[:, None] <= film_hi[a]), axis=1))[0]
+    a, b = a[ever], b[ever]                    # only pairs whose film-long boxes meet are tested frame by frame
+    m = margin[ever, None, None]
+    hit = np.all((lo[a] - m <= hi[b]) & (lo[b] - m <= hi[a]), axis=-1)   # (P',F)
     p, f = np.nonzero(hit)
-    return f, p
+    return f, ever[p]
 
 
 def similar_inverse(m: np.ndarray) -> np.ndarray:
@@ -158,8 +178,10 @@ def _pair_frames(sa: Shape, sb: Shape, wa: np.ndarray, wb: np.ndarray, ka: np.nd
     tau_q = tau(sa.thickness * ka, sb.thickness * kb)
     margin_q = margin_p + (tau_q - tau_p)
     key = np.round(np.c_[rel[:, :3, :4].reshape(-1, 12), ka, kb] * 1e7).astype(np.int64)
-    uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
+    run = np.r_[0, np.cumsum(np.any(key[1:] != key[:-1], axis=1))]      # frames in a row at one pose: one run
+    heads = np.nonzero(np.r_[True, run[1:] != run[:-1]])[0]
+    uniq, first, inv = np.unique(key[heads], axis=0, return_index=True, return_inverse=True)
+    first, inv = heads[first], inv.reshape(-1)[run]
     tag = (sa.hash, sb.hash, round(tau_p * 1e7), round(margin_p * 1e7))
     res = np.zeros((len(uniq), 7))
     todo = []
@@ -197,6 +219,8 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
     margin = np.broadcast_to(np.asarray(margin, float), (Q,))
     ka = np.ones(Q) if ka is None else np.asarray(ka, float)
     kb = np.ones(Q) if kb is None else np.asarray(kb, float)
+    if Q and np.all(margin <= tau_ab + 1e-12) and few_axes(sa, sb):
+        return convex_pair(sa, sb, rel, tau_ab, kb)
     gap = np.full(Q, np.inf)
     axis = np.zeros((Q, 3))
     axis[:, 2] = 1.0
@@ -259,6 +283,157 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
             if depth * kb[q] > -gap[q]:
                 gap[q], axis[q] = -depth * kb[q], push
     return gap, axis, point
+
+
+def few_axes(sa: Shape, sb: Shape) -> bool:
+    """Whether two bodies are convex polytopes of few face directions and edge directions (boxes,
+    cards, prisms): their exact gap is then found on the separating axes, all frames at once."""
+    if sa.planes is None or sb.planes is None:
+        return False
+    ea, eb = sa.edge_directions, sb.edge_directions
+    k = len(sa.planes[0]) + len(sb.planes[0]) + len(ea) * len(eb)
+    return k * (len(sa.corners) + len(sb.corners)) <= AXES_WORK
+
+
+AXES_WORK = 40_000                  # axes x vertices per query above which the samples answer instead
+
+
+def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact gap (Q,), axis (Q,3) and point (Q,3), in B's frame, of two convex polytopes at relative poses rel.
+
+    The Minkowski difference of two convex polytopes has its facets normal to a face of A, a face of
+    B, or the cross product of an edge of each; so the separating-axis test over exactly those
+    directions gives the penetration depth exactly (the least overlap: the shortest translation that
+    separates them) and, apart, a proven lower bound of the distance. Where that bound does not
+    already exceed tau the distance is measured exactly: the origin's distance to the Minkowski
+    difference (Qhull) of the two. A's vertices carry its scale relative to B (rel is a similarity)."""
+    Q = len(rel)
+    va, vb = sa.corners, sb.corners
+    nb_, ea, eb = sb.planes[0], sa.edge_directions, sb.edge_directions
+    gap, axis, point = np.empty(Q), np.empty((Q, 3)), np.empty((Q, 3))
+    per = (len(sa.planes[0]) + len(nb_) + len(ea) * len(eb)) * (len(va) + len(vb))
+    step = max(1, (1 << 22) // max(per, 1))
+    for i in range(0, Q, step):
+        r = rel[i:i + step]
+        rot = r[:, :3, :3]
+        k = np.cbrt(np.linalg.det(rot))[:, None, None]
+        pa = np.einsum("qij,vj->qvi", rot, va) + r[:, None, :3, 3]               # A in B's frame
+        na = np.einsum("qij,nj->qni", rot / k, sa.planes[0])
+        cross = np.cross(np.einsum("qij,ej->qei", rot / k, ea)[:, :, None, :], eb[None, None, :, :])
+        cross = cross.reshape(len(r), -1, 3)
+        length = np.linalg.norm(cross, axis=2, keepdims=True)
+        cross = np.where(length > 1e-9, cross / np.maximum(length, 1e-300), na[:, :1])   # parallel: a repeat
+        axes = np.concatenate([np.broadcast_to(nb_, (len(r),) + nb_.shape), na, cross], axis=1)   # (q,K,3)
+        sa_ = np.einsum("qki,qvi->qkv", axes, pa)
+        sb_ = np.einsum("qki,vi->qkv", axes, vb)
+        low = sa_.max(2) - sb_.min(2)            # A pushed along -n by this separates them
+        high = sb_.max(2) - sa_.min(2)           # A pushed along +n by this separates them
+        over = np.minimum(low, high)
+        best = np.argmin(over, axis=1)
+        q = np.arange(len(r))
+        depth = over[q, best]
+        n = axes[q, best]
+        sign = np.where(low[q, best] <= high[q, best], -1.0, 1.0)[:, None]
+        gap[i:i + step] = -depth                 # apart: -depth is the largest separation, a lower bound
+        axis[i:i + step] = sign * n
+        deepest = np.where(sign[:, 0] < 0, np.argmax(sa_[q, best], axis=1), np.argmin(sa_[q, best], axis=1))
+        point[i:i + step] = pa[q, deepest]
+    kb = np.asarray(kb, float)
+    near = np.nonzero((gap > 0) & (gap * kb <= tau_ab))[0]
+    if len(near):                               # apart yet perhaps touching: is the bound the distance?
+        upper = _vertex_distance(sa, sb, rel[near])
+        upper = np.minimum(upper, _vertex_distance(sb, sa, similar_inverse(rel[near])) * _scale(rel[near]))
+        for q in near[upper > gap[near] * (1 + 1e-9) + 1e-12]:
+            gap[q], axis[q], point[q] = _polytope_distance(sa, sb, rel[q], gap[q])
+    return gap * kb, axis, point
+
+
+def _polytope_distance(sa: Shape, sb: Shape, rel: np.ndarray, lower: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """Exact distance (B's units) of two convex polytopes apart, the unit direction pushing A away from
+    B, and A's nearest point (B's frame): the closest points of two polytopes lie on a corner and a
+    face, or on two edges, so the least of every corner-to-face and edge-to-edge distance is it."""
+    rot, t = rel[:3, :3], rel[:3, 3]
+    ca, cb = sa.corners @ rot.T + t, sb.corners
+    ta, tb = sa.mesh.triangles @ rot.T + t, sb.mesh.triangles
+    ea, eb = sa.sharp_edges @ rot.T + t, sb.sharp_edges
+    best, pa, pb = np.inf, None, None
+    for points, tri, flip in ((ca, tb, False), (cb, ta, True)):        # a corner of one, a face of the other
+        foot = _nearest_on_triangles((tri[None] - points[:, None, None, :]).reshape(-1, 3, 3))
+        foot = foot.reshape(len(points), len(tri), 3)
+        d = np.einsum("pti,pti->pt", foot, foot)
+        i, j = np.unravel_index(int(np.argmin(d)), d.shape)
+        if d[i, j] < best:
+            near, far = points[i], points[i] + foot[i, j]
+            best, pa, pb = float(d[i, j]), (far if flip else near), (near if flip else far)
+    if len(ea) and len(eb):                                             # an edge of each
+        qa, qb = _segment_closest(ea[:, None, 0], ea[:, None, 1], eb[None, :, 0], eb[None, :, 1])
+        d = np.einsum("abi,abi->ab", qb - qa, qb - qa)
+        i, j = np.unravel_index(int(np.argmin(d)), d.shape)
+        if d[i, j] < best:
+            best, pa, pb = float(d[i, j]), qa[i, j], qb[i, j]
+    dist = float(np.sqrt(best))
+    if not dist > 0:
+        return lower, np.array([0.0, 0.0, 1.0]), pa
+    return max(dist, lower), (pa - pb) / dist, pa
+
+
+def _segment_closest(p0, p1, q0, q1):
+    """Closest points of segments p0-p1 and q0-q1 (broadcast), clamped to both (Ericson 5.1.9)."""
+    d1, d2, r = p1 - p0, q1 - q0, p0 - q0
+    a, e = np.einsum("...i,...i", d1, d1), np.einsum("...i,...i", d2, d2)
+    f, c, b = np.einsum("...i,...i", d2, r), np.einsum("...i,...i", d1, r), np.einsum("...i,...i", d1, d2)
+    a, e, f, c, b = np.broadcast_arrays(a, e, f, c, b)
+    den = a * e - b * b
+    with np.errstate(all="ignore"):
+        s = np.where(den > 1e-300, np.clip((b * f - c * e) / den, 0, 1), 0.0)
+        tt = np.where(e > 1e-300, (b * s + f) / e, 0.0)
+        s = np.where(tt < 0, np.where(a > 1e-300, np.clip(-c / a, 0, 1), 0.0), s)
+        s = np.where(tt > 1, np.where(a > 1e-300, np.clip((b - c) / a, 0, 1), 0.0), s)
+        tt = np.clip(tt, 0, 1)
+    return p0 + s[..., None] * d1, q0 + tt[..., None] * d2
+
+
+def _scale(rel: np.ndarray) -> np.ndarray:
+    return np.cbrt(np.linalg.det(rel[:, :3, :3]))
+
+
+def _vertex_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
+    """Per pose (B's units): the least exact distance from a vertex of A to convex B over the vertices
+    whose foot on B's nearest face plane lies on B (an upper bound of the two bodies' distance; +inf
+    where no vertex shows one). Bodies resting face to face meet their lower bound here."""
+    normals, offsets = sb.planes
+    pa = np.einsum("qij,vj->qvi", rel[:, :3, :3], sa.corners) + rel[:, None, :3, 3]
+    v = pa @ normals.T - offsets                                   # (q, vertices, planes)
+    at = np.argmax(v, axis=2)
+    d = np.take_along_axis(v, at[..., None], axis=2)[..., 0]
+    foot = pa - d[..., None] * normals[at]
+    size = 1e-9 * (1.0 + float(np.abs(sb.hi - sb.lo).max()))
+    on = (foot @ normals.T - offsets).max(axis=2) <= size
+    return np.where(on & (d > 0), d, np.inf).min(axis=1)
+
+
+def _nearest_on_triangles(tri: np.ndarray) -> np.ndarray:
+    """The point of each triangle (T,3,3) nearest the origin (Ericson's regions)."""
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    ab, ac = b - a, c - a
+    d1, d2 = -(ab * a).sum(1), -(ac * a).sum(1)
+    d3, d4 = -(ab * b).sum(1), -(ac * b).sum(1)
+    d5, d6 = -(ab * c).sum(1), -(ac * c).sum(1)
+    va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
+    with np.errstate(all="ignore"):
+        den = va + vb + vc
+        out = a + ab * (vb / den)[:, None] + ac * (vc / den)[:, None]
+        done = np.zeros(len(a), bool)
+        for m, v in (((d1 <= 0) & (d2 <= 0), a), ((d3 >= 0) & (d4 <= d3), b),
+                     ((vc <= 0) & (d1 >= 0) & (d3 <= 0), a + ab * (d1 / (d1 - d3))[:, None]),
+                     ((d6 >= 0) & (d5 <= d6), c), ((vb <= 0) & (d2 >= 0) & (d6 <= 0), a + ac * (d2 / (d2 - d6))[:, None]),
+                     ((va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0),
+                      b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)))[:, None])):
+            m = m & ~done
+            out[m] = v[m]
+            done |= m
+    return out
 
 
 def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float, hint: np.ndarray) -> tuple[float, np.ndarray]:

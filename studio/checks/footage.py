@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import trimesh
 
 from studio.scene.ir import Scene
 from studio.scene.kinematics import tracks_world
@@ -23,6 +24,9 @@ from studio.scene.pose import Pose, Tracks
 from studio.checks.contacts import ContactCache, Contacts, measure, tau
 from studio.checks.shape import Shape, shape_of
 
+if TYPE_CHECKING:
+    import trimesh
+
 
 @dataclass
 class Growth:
@@ -30,7 +34,7 @@ class Growth:
     frame at factor 1 (one mesh unless it also changes shape: squash and stretch)."""
 
     factor: np.ndarray                 # (F,)
-    meshes: list[trimesh.Trimesh]
+    meshes: list["trimesh.Trimesh"]
     which: np.ndarray                  # (F,) index into meshes
 
 

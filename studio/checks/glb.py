@@ -35,7 +35,6 @@ import struct
 from pathlib import Path
 
 import numpy as np
-import trimesh
 
 from studio.scene.ir import Body, Geometry, Scene
 from studio.scene.pose import Tracks
@@ -44,6 +43,7 @@ from studio.scene.transforms import matrix_to_quat, quat_normalize, quat_to_matr
 from studio.checks.footage import Growth
 from studio.checks.gltf_keys import sample
 from studio.checks.gltf_schema import MAX_DEPTH, SchemaError, check, depth, studio_extras
+from studio.checks.shape import Surface
 
 MAGIC, JSON_CHUNK, BIN_CHUNK = 0x46546C67, 0x4E4F534A, 0x004E4942
 COMPONENTS = {5120: ("b", 1), 5121: ("B", 1), 5122: ("h", 2), 5123: ("H", 2), 5125: ("I", 4), 5126: ("f", 4)}
@@ -69,7 +69,7 @@ class GlbError(ValueError):
     """A .glb that cannot be read as a film; the message names the file and the fault."""
 
 
-def load_glb(path: str | Path) -> tuple[Scene, dict[str, trimesh.Trimesh], Tracks]:
+def load_glb(path: str | Path) -> tuple[Scene, dict[str, Surface], Tracks]:
     """The film in a .glb: a scene of bodies, their meshes (body frame), and baked tracks."""
     scene, meshes, tracks, _ = load_glb_film(path)
     return scene, meshes, tracks
@@ -437,6 +437,10 @@ class Glb:
         baked into the mesh; one that changes is a uniform factor per frame times a shape of volume 1,
         each distinct shape prepared as a mesh of its own."""
         lin = w[:, :3, :3]
+        if np.abs(np.einsum("fji,fjk->fik", lin, lin) - np.eye(3)).max() <= 1e-12 and np.all(np.linalg.det(lin) > 0):
+            # a rotation at every frame (no scale): nothing to split
+            track = np.concatenate([w[:, :3, 3], matrix_to_quat(lin)], axis=1)
+            return self._stretched(i, name, verts, faces, np.eye(3)), track, None
         u, sv, vt = np.linalg.svd(lin)
         flip = np.linalg.det(u @ vt) < 0
         u[flip, :, 2] *= -1
@@ -464,7 +468,7 @@ class Glb:
         return meshes[0], track, Growth(k, meshes, rank[which.reshape(-1)])
 
     def _stretched(self, i: int, name: str, verts: np.ndarray, faces: np.ndarray, stretch: np.ndarray):
-        mesh = trimesh.Trimesh(verts @ stretch.T, faces, process=False)
+        mesh = Surface(verts @ stretch.T, faces)
         if np.linalg.det(stretch) < 0:
             mesh.invert()
         if mesh.area <= 0:

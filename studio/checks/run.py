@@ -13,22 +13,21 @@ from __future__ import annotations
 import json
 import time
 import traceback
-
-import trimesh
+from typing import TYPE_CHECKING
 
 from studio.scene.ir import Scene
-from studio.scene.io import load_scene
-from studio.scene.meshes import scene_design_id, scene_meshes
 from studio.scene.pose import Pose, Tracks
-from studio.store.project import Project
-from studio.timeline.film import film_binding, load_film_tracks
-from studio.timeline.storyboard import content_hash, get_state, list_states
 
 from studio.checks import (contact_slip, continuity, events, joint_limits, penetration, support_margin, supported,
                wellformed)
 from studio.checks.contacts import ContactCache
 from studio.checks.footage import Footage
-from studio.checks.report import Report, save_reports
+from studio.checks.report import Report
+
+if TYPE_CHECKING:        # a film from a file needs no project: these load when a project is verified
+    import trimesh
+
+    from studio.store.project import Project
 
 VERIFIERS = [wellformed, joint_limits, penetration, events, supported, continuity, support_margin, contact_slip]
 
@@ -98,6 +97,7 @@ def normal_attachments(params: dict, attachments: list[dict]) -> list[dict]:
 
 def approved_states(project: Project) -> list[tuple[int, Pose, str]]:
     """Storyboard states whose latest review approves them."""
+    from studio.timeline.storyboard import list_states
     from studio.timeline.reviews import latest_review
     out = []
     for s in list_states(project):
@@ -110,15 +110,22 @@ def approved_states(project: Project) -> list[tuple[int, Pose, str]]:
 def storyboard_states(project: Project) -> list[tuple[int, Pose, str]]:
     """Every storyboard state, whatever its review: the film must hit each one, and a rejection
     is the gate's to report, not a reason to stop checking the tracks against the state."""
+    from studio.timeline.storyboard import list_states
     return [(s.frame, s.pose, s.id) for s in list_states(project)]
 
 
 def film_hash(tracks: Tracks, scene: Scene, plan: dict | None) -> str:
+    from studio.scene.meshes import scene_design_id
+    from studio.timeline.film import film_binding
     return film_binding(tracks, scene_design_id(scene), plan)
 
 
 def verify_film(project: Project, cache: ContactCache | None = None) -> list[Report]:
     """Verify the project's baked film and store the reports as target 'film' (unless read-only)."""
+    from studio.checks.report import save_reports
+    from studio.scene.io import load_scene
+    from studio.scene.meshes import scene_meshes
+    from studio.timeline.film import load_film_tracks
     scene = load_scene(project)
     tracks = load_film_tracks(project)
     if tracks is None:
@@ -134,6 +141,10 @@ def verify_film(project: Project, cache: ContactCache | None = None) -> list[Rep
 
 def verify_state(project: Project, state_id: str) -> list[Report]:
     """One-frame checks of a storyboard state, stored as target 'state:<id>' (unless read-only)."""
+    from studio.checks.report import save_reports
+    from studio.scene.io import load_scene
+    from studio.scene.meshes import scene_meshes
+    from studio.timeline.storyboard import content_hash, get_state
     scene = load_scene(project)
     state = get_state(project, state_id)
     if state is None:

@@ -9,11 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.scene.io import load_scene
-from studio.scene.meshes import scene_meshes
-from studio.store.project import Project
-from studio.timeline.film import load_film_tracks
-
 from studio.checks.glb import load_glb_film
 from studio.checks.report import Report, required_checks_pass
 from studio.checks.run import approved_states, run_checks, tool_attachments
@@ -40,7 +35,11 @@ def rates(reports: list[Report]) -> dict:
 def check_film(path: str | Path, names: tuple[str, ...] | None = None) -> list[Report]:
     """Run the verifiers on a project folder or a .glb without storing anything."""
     path = Path(path)
-    if path.is_dir():
+    if path.is_dir():                 # a project: its libraries load only then
+        from studio.scene.io import load_scene
+        from studio.scene.meshes import scene_meshes
+        from studio.store.project import Project
+        from studio.timeline.film import load_film_tracks
         with Project.open(path) as project:
             scene = load_scene(project)
             tracks = load_film_tracks(project)

@@ -1,6 +1,8 @@
 """What the verifiers know about one mesh, prepared once and kept by content hash.
 
-A `Shape` holds a body's surface samples (vertices, points along sharp edges,
+A `Shape` holds a body's welded surface (coincident vertices made one, so a
+body split into primitives or written one triangle at a time is one surface),
+whether it is convex (`convex_solid`, decided exactly once), its surface samples (vertices, points along sharp edges,
 points spread over the faces; thinned to about one per square of side
 sqrt(area/1000), never coarser than half the thickness) grouped into leaf
 clusters of 8 and parents of 6 leaves, each with a bounding sphere, and its
@@ -13,7 +15,9 @@ look-up needs it, so a film pays only for the bodies that come close to
 another. The grid holds exact distances at its corners: between them it is a
 fast estimate (`grid_err`, how far it was seen to be off), and `proven` bounds
 the true distance (distance is 1-Lipschitz), so callers measure exactly
-(`exact_signed`) wherever a proven bound reaches a threshold. Shapes are cached
+(`exact_signed`: one compiled call for all the points, libigl's AABB tree and
+generalised winding numbers) wherever a proven bound reaches a threshold. Once
+prepared, a shape needs numpy only (a `Surface`, no mesh library). Shapes are cached
 in memory and on disk (~/.cache/keypose-studio/checks) keyed by the mesh's
 content hash; a grid built later is added to its file.
 """
@@ -25,9 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import trimesh
 
-VERSION = 9
+VERSION = 10
 GRID_POINTS = 25            # samples per axis of the signed-distance grid
 CLUSTER_SIZE = 8            # surface samples per leaf cluster
 GROUP = 6                   # leaf clusters per parent cluster
@@ -37,7 +40,42 @@ _DIRECTIONS = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z 
 _CORNERS = np.array([(dx, dy, dz) for dx in (0, 1) for dy in (0, 1) for dz in (0, 1)], float)
 
 
-def mesh_hash(mesh: trimesh.Trimesh) -> str:
+class Surface:
+    """A triangle surface: vertices (V,3) and faces (F,3), and the few figures the checks read of it.
+    What a verify needs once shapes are prepared, without loading a mesh library."""
+
+    def __init__(self, vertices, faces):
+        self.vertices = np.asarray(vertices, float)
+        self.faces = np.asarray(faces, np.int64).reshape(-1, 3)
+
+    @property
+    def triangles(self) -> np.ndarray:
+        return self.vertices[self.faces]
+
+    @property
+    def face_normals(self) -> np.ndarray:
+        t = self.triangles
+        n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+        return n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+
+    @property
+    def area_faces(self) -> np.ndarray:
+        t = self.triangles
+        return 0.5 * np.linalg.norm(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]), axis=1)
+
+    @property
+    def area(self) -> float:
+        return float(self.area_faces.sum())
+
+    @property
+    def bounds(self) -> np.ndarray:
+        return np.array([self.vertices.min(0), self.vertices.max(0)])
+
+    def invert(self) -> None:
+        self.faces = self.faces[:, ::-1].copy()
+
+
+def mesh_hash(mesh) -> str:
     """Content hash of a mesh: its vertices and faces, nothing else."""
     h = hashlib.sha256()
     h.update(np.ascontiguousarray(mesh.vertices, dtype=np.float64).tobytes())
@@ -53,7 +91,7 @@ def cache_dir() -> Path:
 @dataclass
 class Shape:
     hash: str
-    mesh: trimesh.Trimesh
+    mesh: Surface                # welded: one vertex per position
     lo: np.ndarray              # local bounding box
     hi: np.ndarray
     thickness: float
@@ -184,7 +222,7 @@ class Shape:
             self._planes = None
             m = self.mesh
             if self.convex is None:
-                self.convex = bool(len(m.faces) >= 4 and m.is_watertight and m.is_convex)
+                self.convex = convex_solid(m)
             if self.convex:
                 keep = m.area_faces > 1e-14 * max(m.area, 1e-30)
                 normals = m.face_normals[keep]
@@ -192,6 +230,40 @@ class Shape:
                 planes = np.unique(np.round(np.c_[normals, offsets], 12), axis=0)
                 self._planes = (planes[:, :3] / np.linalg.norm(planes[:, :3], axis=1, keepdims=True), planes[:, 3])
         return self._planes
+
+    @property
+    def corners(self) -> np.ndarray:
+        """A convex body's corners: the vertices on three or more of its face planes (the others, inside
+        a face or along an edge, add nothing to a projection)."""
+        if not hasattr(self, "_corners"):
+            normals, _ = self.planes
+            v, f = self.mesh.vertices, self.mesh.faces
+            fn = self.mesh.face_normals
+            plane = np.argmax(fn @ normals.T, axis=1)              # each face's plane
+            pairs = np.unique(np.c_[f.reshape(-1), np.repeat(plane, 3)], axis=0)
+            count = np.bincount(pairs[:, 0], minlength=len(v))
+            self._corners = v[count >= 3] if np.sum(count >= 3) >= 4 else v
+        return self._corners
+
+    @property
+    def sharp_edges(self) -> np.ndarray:
+        """(E,2,3) the edges between faces that are not coplanar."""
+        if not hasattr(self, "_sharp"):
+            self._sharp = _sharp_edges(self.mesh)
+        return self._sharp
+
+    @property
+    def edge_directions(self) -> np.ndarray:
+        """A convex body's edge directions (unit, one of each pair of opposites): the edges between faces
+        that are not coplanar; with its face normals they give every separating axis of two polytopes."""
+        if not hasattr(self, "_edges"):
+            e = self.sharp_edges
+            d = e[:, 1] - e[:, 0]
+            d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-300)
+            first = np.argmax(np.abs(d) > 1e-9, axis=1)                   # canonical sign
+            d = d * np.sign(d[np.arange(len(d)), first])[:, None]
+            self._edges = np.unique(np.round(d, 9), axis=0) if len(d) else np.zeros((0, 3))
+        return self._edges
 
     def signed(self, p: np.ndarray) -> np.ndarray:
         """Signed distance estimate (negative inside) at local points (...,3), trilinear."""
@@ -238,25 +310,29 @@ class Shape:
         return self.lookup(p)[1]
 
     def exact_signed(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact signed distance (negative inside) and closest surface points for local points (N,3)."""
-        p = np.asarray(p, float).reshape(-1, 3)
+        """Exact signed distance (negative inside) and closest surface points for local points (N,3).
+
+        One compiled call for all the points (libigl: an AABB tree for the distance, generalised
+        winding numbers for the sign, so a surface in several pieces or with a seam is still one
+        solid); nothing is cast one ray at a time."""
+        p = np.ascontiguousarray(np.asarray(p, float).reshape(-1, 3))
         if len(p) == 0:
             return np.zeros(0), np.zeros((0, 3))
+        import igl
+        if not hasattr(self, "_vf"):
+            self._vf = (np.ascontiguousarray(self.mesh.vertices, float), np.ascontiguousarray(self.mesh.faces, np.int64))
         d, closest = np.empty(len(p)), np.empty((len(p), 3))
-        for i in range(0, len(p), 500):           # bounded memory: trimesh expands candidates per point
-            c, dist, _ = trimesh.proximity.closest_point(self.mesh, p[i:i + 500])
-            d[i:i + 500] = np.where(self.contains(p[i:i + 500]), -dist, dist)
-            closest[i:i + 500] = c
+        for i in range(0, len(p), 1 << 16):       # bounded memory on very many points
+            d[i:i + (1 << 16)], _, closest[i:i + (1 << 16)], _ = igl.signed_distance(
+                p[i:i + (1 << 16)], *self._vf, igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER)
         return d, closest
 
     def contains(self, p: np.ndarray) -> np.ndarray:
-        if self.mesh.is_convex:
-            return np.all(p @ self.mesh.face_normals.T - np.sum(self.mesh.face_normals * self.mesh.triangles[:, 0], 1)
-                          < 0, axis=1)
-        return self.mesh.contains(p)
+        """Whether local points (N,3) lie inside the body (the sign of `exact_signed`)."""
+        return self.exact_signed(p)[0] < 0
 
 
-def shape_of(mesh: trimesh.Trimesh) -> Shape:
+def shape_of(mesh) -> Shape:
     """The prepared shape of a mesh, from memory, the disk cache, or built now."""
     key = mesh_hash(mesh)
     if key in _MEMORY:
@@ -275,24 +351,107 @@ def shape_of(mesh: trimesh.Trimesh) -> Shape:
     return shape
 
 
-def thickness_of(mesh: trimesh.Trimesh) -> float:
-    """Smallest extent of the oriented bounding box (the tau rule's l)."""
+def weld(mesh) -> Surface:
+    """The mesh with coincident vertices made one and the faces that collapse dropped: a body split
+    into primitives, or written one triangle at a time, is then one surface (its distance unchanged)."""
+    v = np.asarray(mesh.vertices, float) + 0.0               # + 0.0: -0.0 and 0.0 are one coordinate
+    f = np.asarray(mesh.faces, np.int64).reshape(-1, 3)
+    uniq, inv = np.unique(v, axis=0, return_inverse=True)
+    f = inv.reshape(-1)[f]
+    keep = (f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])
+    return Surface(uniq, f[keep])
+
+
+def convex_solid(mesh: Surface) -> bool:
+    """Whether a welded mesh is the boundary of one convex solid, decided exactly.
+
+    Closed and consistently wound (every directed edge is met once by its reverse, none twice),
+    locally convex at every edge (the far corner of each neighbouring face lies on or behind the
+    face's plane), and enclosing the volume of its convex hull (one body, wound once): a closed,
+    connected, locally convex surface bounds a convex body, and the volume rules out a surface
+    wound twice or a second body. Whatever the file looked like (primitives, instances, a scale or
+    a matrix baked in), only the surface decides. Faces meant flat may bend by a millionth of the
+    body's size (float32 files): the face planes then answer within that of the surface."""
+    v = np.asarray(mesh.vertices, float)
+    f = np.asarray(mesh.faces, np.int64)
+    if len(f) < 4 or len(v) < 4:
+        return False
+    n_v, n_f = len(v), len(f)
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])      # edge k belongs to face k % F
+    code = edges[:, 0] * n_v + edges[:, 1]
+    order = np.argsort(code, kind="stable")
+    sorted_code = code[order]
+    if np.any(sorted_code[1:] == sorted_code[:-1]):
+        return False                                     # a directed edge twice: not one oriented surface
+    rev = edges[:, 1] * n_v + edges[:, 0]
+    at = np.minimum(np.searchsorted(sorted_code, rev), len(code) - 1)
+    if np.any(sorted_code[at] != rev):
+        return False                                     # an edge with no face beyond it: not closed
+    mate = order[at] % n_f                               # the face across each edge
+    tri = v[f]
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(normal, axis=1)
+    size = float(np.abs(v - v.mean(0)).max())
+    if size <= 0:
+        return False
+    flat = length <= 1e-14 * size * size                 # no plane of its own: judged by its neighbours
+    unit = normal / np.where(flat, 1.0, length)[:, None]
+    far = f[mate].sum(axis=1) - edges[:, 0] - edges[:, 1]  # the corner of the face across, off the edge
+    face = np.arange(3 * n_f) % n_f
+    rise = np.einsum("ki,ki->k", unit[face], v[far] - v[edges[:, 0]])
+    if np.any(rise[~flat[face] & ~flat[mate]] > 1e-6 * size):
+        return False                                     # a reflex edge (beyond float32 rounding of flat faces)
+    volume = float(np.einsum("fi,fi->f", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum()) / 6.0
+    from scipy.spatial import ConvexHull, QhullError
     try:
-        return float(np.min(mesh.bounding_box_oriented.primitive.extents))
+        hull = ConvexHull(v).volume
+    except (QhullError, ValueError):
+        return False                                     # flat: no solid
+    return hull > 0 and abs(volume - hull) <= 1e-6 * hull
+
+
+def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> np.ndarray:
+    """(E,2,3) the edges shared by exactly two faces whose normals differ by more than `angle` (radians)."""
+    f = mesh.faces
+    if len(f) < 2:
+        return np.zeros((0, 2, 3))
+    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    code = edges[:, 0] * len(mesh.vertices) + edges[:, 1]
+    order = np.argsort(code, kind="stable")
+    c = code[order]
+    first = np.nonzero(np.r_[True, c[1:] != c[:-1]])[0]
+    count = np.diff(np.r_[first, len(c)])
+    two = first[count == 2]                                  # edges of exactly two faces
+    e1, e2 = order[two], order[two + 1]
+    n = mesh.face_normals
+    face = np.arange(3 * len(f)) % len(f)
+    cos = np.einsum("ij,ij->i", n[face[e1]], n[face[e2]])
+    bent = np.arccos(np.clip(cos, -1.0, 1.0)) > angle
+    return mesh.vertices[edges[e1[bent]]]
+
+
+def thickness_of(mesh) -> float:
+    """Smallest extent of the oriented bounding box (the tau rule's l), by trimesh's box search (loaded
+    only here: a film whose shapes are all prepared never needs it)."""
+    import trimesh
+    m = trimesh.Trimesh(np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64), process=False)
+    try:
+        return float(np.min(m.bounding_box_oriented.primitive.extents))
     except Exception:   # degenerate meshes (flat, a few points): fall back to the axis-aligned box
-        return float(np.min(mesh.extents))
+        return float(np.min(m.extents))
 
 
-def build_shape(mesh: trimesh.Trimesh, key: str | None = None) -> Shape:
+def build_shape(mesh, key: str | None = None) -> Shape:
     """A mesh's samples, clusters and thickness; its grid waits until a look-up needs it."""
-    mesh = trimesh.Trimesh(mesh.vertices, mesh.faces, process=False)
     key = key or mesh_hash(mesh)
+    mesh = weld(mesh)
     lo, hi = mesh.bounds
-    points = _surface_samples(mesh)
+    thickness = thickness_of(mesh)
+    points = _surface_samples(mesh, thickness)
     order, starts = _clusters(points)
     points = points[order]
     reps, radii = _cluster_spheres(points, starts)
-    shape = Shape(key, mesh, lo, hi, thickness_of(mesh), np.asarray(mesh.centroid, float), points, starts,
+    shape = Shape(key, mesh, lo, hi, thickness, _centroid(mesh), points, starts,
                   reps, radii)
     shape.planes                                          # noqa: B018 - convex or not, known once and cached
     return shape
@@ -313,14 +472,19 @@ def _build_grid(shape: Shape) -> None:
     shape._prepare_grid()
 
 
-def _surface_samples(mesh: trimesh.Trimesh, target: int = 1000) -> np.ndarray:
+def _centroid(mesh: Surface) -> np.ndarray:
+    """The area-weighted centre of the surface (as trimesh's centroid)."""
+    w = mesh.area_faces
+    return (mesh.triangles.mean(axis=1) * w[:, None]).sum(0) / max(float(w.sum()), 1e-300)
+
+
+def _surface_samples(mesh: Surface, thickness: float, target: int = 1000) -> np.ndarray:
     """Vertices, points along sharp edges, and points spread over the faces."""
     rng = np.random.default_rng(7)
     parts = [np.asarray(mesh.vertices, float)]
-    diag = float(np.linalg.norm(mesh.extents))
+    diag = float(np.linalg.norm(mesh.vertices.max(0) - mesh.vertices.min(0)))
     if len(mesh.faces) > 1:
-        sharp = mesh.face_adjacency_angles > 0.35
-        edges = mesh.vertices[mesh.face_adjacency_edges[sharp]]
+        edges = _sharp_edges(mesh, 0.35)
         if len(edges):
             lengths = np.linalg.norm(edges[:, 1] - edges[:, 0], axis=1)
             step = max(diag / 120, float(lengths.sum()) / 1200)
@@ -338,7 +502,7 @@ def _surface_samples(mesh: trimesh.Trimesh, target: int = 1000) -> np.ndarray:
     parts.append(t[:, 0] + r1[:, None] * (t[:, 1] - t[:, 0]) + r2[:, None] * (t[:, 2] - t[:, 0]))
     pts = np.concatenate(parts)
     # thin out to about `target` samples: one per small voxel, vertices first (so corners stay)
-    h = min(np.sqrt(mesh.area / target), 0.5 * thickness_of(mesh))
+    h = min(np.sqrt(mesh.area / target), 0.5 * thickness)
     if h > 0:
         keys = np.floor(pts / h).astype(np.int64)
         _, first = np.unique(keys, axis=0, return_index=True)
@@ -404,9 +568,9 @@ def _save(path: Path, s: Shape) -> None:
         pass   # a read-only cache only costs time
 
 
-def _load(path: Path, key: str, mesh: trimesh.Trimesh) -> Shape:
+def _load(path: Path, key: str, mesh) -> Shape:
     with np.load(path) as z:
         grid = [z[k] for k in ("grid_lo", "grid_step", "grid", "grid_err")] if "grid" in z else [None] * 4
-        return Shape(key, trimesh.Trimesh(mesh.vertices, mesh.faces, process=False), z["lo"], z["hi"],
+        return Shape(key, weld(mesh), z["lo"], z["hi"],
                      float(z["thickness"]), z["centroid"], z["points"], z["starts"], z["reps"], z["radii"],
                      *grid, bool(z["convex"]))

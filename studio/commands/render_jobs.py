@@ -146,10 +146,17 @@ def cmd_export(args) -> int:
                         failed.append({"output": blend, "error": "delivered, but reopened it does not match the "
                                                                  "scene at the storyboard frames"})
         finally:
+            if delivered:                      # every export leaves its shots' statuses and notes beside it
+                from studio.jobs.review_report import write_review_report
+                video = Path(delivered[0]) if args.video and delivered[0].endswith(".mp4") else None
+                tracks = specs.film_tracks(project, load_scene(project))
+                r, _ = write_review_report(project, Path(delivered[0]).parent, video, tracks.frame_start)
+                print(f"review report {r}")
             if delivered and not gate.ok:      # whatever left the studio goes with its report
                 from studio.checks.signals import signals
+                from studio.jobs.review_report import review_data
                 j, m = write_delivery_report(Path(delivered[0]).parent, gate, delivered, failed,
-                                             signals=signals(project).to_dict())
+                                             signals=signals(project).to_dict(), review=review_data(project))
                 print(f"exported WITH EXCEPTIONS: {'; '.join(gate.reasons)}; delivery report {j} and {m}")
                 if failed:
                     print(f"  failed: {'; '.join(f['output'] for f in failed)} (the report says why)")

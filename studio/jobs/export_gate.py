@@ -52,17 +52,20 @@ def film_gate(project: Project) -> GateResult:
 
 
 def write_delivery_report(folder: Path, gate: GateResult, outputs: list[str],
-                          failed: list[dict] | None = None, signals: dict | None = None) -> tuple[Path, Path]:
+                          failed: list[dict] | None = None, signals: dict | None = None,
+                          review: dict | None = None) -> tuple[Path, Path]:
     """delivery-report.json and .md beside the outputs, listing each failing check and its evidence,
     and each output whose export failed ({output, error}), so a partial delivery is never unreported.
     `signals` (completion, progress, coverage; from studio.checks.signals, which the caller reads)
-    are reported side by side, never blended."""
+    are reported side by side, never blended; `review` (jobs/review_report.review_data) adds each
+    shot's status and the notes."""
     failing_names = {r.split(":")[0] for r in gate.reasons}
     checks = [r.to_dict() for r in gate.reports if r.name in failing_names]
     failed = list(failed or [])
     data = {"at": now(), "exported_with_exceptions": True, "tracks_hash": gate.tracks_hash,
             "outputs": outputs, "failed_exports": failed, "reasons": gate.reasons,
-            "unapproved_states": gate.states, "failing_checks": checks, "signals": signals}
+            "unapproved_states": gate.states, "failing_checks": checks, "signals": signals,
+            **({"shots": review["shots"], "notes": review["notes"]} if review else {})}
     folder = Path(folder)
     jpath, mpath = folder / "delivery-report.json", folder / "delivery-report.md"
     write_atomic(jpath, json.dumps(data, indent=1, sort_keys=True).encode())
@@ -76,6 +79,11 @@ def write_delivery_report(folder: Path, gate: GateResult, outputs: list[str],
                   f"- Coverage: film {cov['film_frames_checked']}/{cov['film_frames']} frames × "
                   f"{len(cov['film_checks'])} checks; states {cov['states_checked']}/{cov['states']} checked",
                   *[f"  - not certified: {u}" for u in cov["not_certified"]], ""]
+    if review and review["shots"]:
+        lines += ["## Shots", ""] + [f"- **{r['shot']}** {r['frames'][0]}–{r['frames'][1]}: {r['status_words']}"
+                                     + (f" ({r['note']})" if r["note"] else "") for r in review["shots"]] + [""]
+    if review and review["notes"]:
+        lines += [f"{len(review['notes'])} review note(s): see review-report.md beside this report.", ""]
     if failed:
         lines += ["Failed exports:", ""] + [f"- {f['output']}: {f['error']}" for f in failed] + [""]
     if gate.states:

@@ -230,6 +230,12 @@ def track(length, width, rail_height, thickness):
     return shape
 
 
+@part("cylinder", radius=L(default=0.05), length=L(default=0.2))
+def cylinder(radius, length):
+    """A cylinder along Z of `length` and `radius`, centred on the origin (a post, a can, a wheel)."""
+    return _b().Cylinder(radius, length)
+
+
 @part("sphere", radius=L(default=0.01))
 def sphere(radius):
     """A sphere (a ball, a bead) centred on the origin."""
@@ -320,6 +326,28 @@ def leg_segment(length, radius, taper):
     body = b.Cone(radius, r2, length - radius - r2, align=(b.Align.CENTER, b.Align.CENTER, b.Align.MAX))
     body = b.Pos(0, 0, -radius) * body
     return body + b.Pos(0, 0, -radius) * b.Sphere(radius) + b.Pos(0, 0, -length + r2) * b.Sphere(r2)
+
+
+def part_schema(name: str) -> dict:
+    """The part's parameters as a JSON schema (numbers with their ranges, defaults, kinds), for a
+    form or an agent; `resolve` stays the one that decides, and its message names the parameter."""
+    s = spec(name)
+    props, required = {}, []
+    for pname, p in s.params.items():
+        prop: dict[str, Any] = {"type": "integer" if p.kind == "count" else "number",
+                                "description": {"length": "metres", "count": "a whole number",
+                                                "angle": "radians"}.get(p.kind, p.kind)}
+        if math.isfinite(p.low):
+            prop["exclusiveMinimum" if (p.open_low and p.kind != "count") else "minimum"] = p.low
+        if math.isfinite(p.high):
+            prop["maximum"] = p.high
+        if p.default is REQUIRED:
+            required.append(pname)
+        else:
+            prop["default"] = p.default
+        props[pname] = prop
+    return {"type": "object", "title": s.doc, "properties": props, "required": required,
+            "additionalProperties": False}
 
 
 def catalogue() -> list[tuple[str, str, dict[str, Any]]]:

@@ -9,11 +9,13 @@ so a report about an older state or film is recognisable as stale.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from studio.store.json_reading import stored
-from studio.store.project import Project, now
+
+if TYPE_CHECKING:
+    from studio.store.project import Project
 
 REQUIRED = ("AnimationWellFormed", "JointLimits", "NoPenetration", "EventsSatisfied")
 ADVISORY = ("Supported", "Continuity", "SupportMargin", "ContactSlip")
@@ -29,7 +31,10 @@ class Report:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """As plain data (each evidence row copied once, not walked field by field: a film's report
+        may hold thousands)."""
+        return {"name": self.name, "verdict": self.verdict, "evidence": [dict(e) for e in self.evidence],
+                "metrics": dict(self.metrics), "seconds": self.seconds}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Report":
@@ -58,6 +63,7 @@ def failing_required(reports: list[Report]) -> list[str]:
 def save_reports(project: Project, target: str, reports: list[Report], checked_hash: str,
                  actor: str = "studio") -> None:
     """Replace the stored reports of `target` (e.g. 'state:reach', 'film', 'segment:a..b')."""
+    from studio.store.project import now
     with project.transaction():
         project.db.execute("DELETE FROM reports WHERE target = ?", [target])
         project.db["reports"].insert_all([{

@@ -209,3 +209,48 @@ def shot_camera(plan: dict | None, shot: str) -> str | None:
         if s.get("id") == shot:
             return s.get("camera")
     return None
+
+
+def plan_from_keys(states: list, camera: str, shot: str, plan: dict | None = None) -> dict:
+    """A plan a person gets without a model: the stored key states as the plan's states (states
+    planned but not keyed yet stay), one
+    shot `shot` through `camera` spanning them (an existing plan's shots are kept, the shot
+    holding each key's frame is its shot, and `shot` is added or widened to cover the rest),
+    and a segment between each two keys in frame order, keeping the tool and parameters a
+    segment of the same name already had."""
+    out = dict(plan or {"prompt": "", "scene_brief": "", "motion_brief": "", "objects": [], "events": []})
+    keys = sorted(states, key=lambda s: (s.frame, s.id))
+    shots = [dict(s) for s in out.get("shots", [])]
+    planned = {s["id"]: dict(s) for s in out.get("states", [])}
+    frames = [s.frame for s in keys] or [0]
+
+    def holding(frame: int) -> str | None:
+        return next((s["id"] for s in shots if s["start"] <= frame <= s["end"]), None)
+
+    loose = [s.frame for s in keys if holding(s.frame) is None and planned.get(s.id, {}).get("shot") is None]
+    if loose or not shots:
+        mine = next((s for s in shots if s["id"] == shot), None)
+        if mine is None:
+            mine = {"id": shot, "camera": camera, "start": min(loose or frames), "end": max(loose or frames)}
+            shots.append(mine)
+        mine["start"], mine["end"] = min([mine["start"], *loose]), max([mine["end"], *loose])
+    rows = []
+    for s in keys:
+        old = planned.get(s.id, {})
+        where = old.get("shot") if old.get("shot") in {x["id"] for x in shots} else None
+        where = where or holding(s.frame) or shot
+        span = next(x for x in shots if x["id"] == where)
+        span["start"], span["end"] = min(span["start"], s.frame), max(span["end"], s.frame)
+        rows.append({**old, "id": s.id, "frame": s.frame, "shot": where,
+                     "description": s.description or old.get("description", "")})
+    stored = {s.id for s in keys}        # planned states not keyed yet stay planned
+    rows = sorted(rows + [p for sid, p in planned.items() if sid not in stored], key=lambda r: (r["frame"], r["id"]))
+    tools = {m["segment"]: m for m in out.get("motion", [])}
+    motion = []
+    for a, b in zip(rows, rows[1:]):
+        seg = f"{a['id']}..{b['id']}"
+        motion.append({k: v for k, v in tools.get(seg, {"segment": seg}).items()})
+    out.update(shots=sorted(shots, key=lambda s: s["start"]), states=rows, motion=motion)
+    for k in KEYS:
+        out.setdefault(k, "" if k in ("prompt", "scene_brief", "motion_brief") else [])
+    return out

@@ -10,7 +10,8 @@ same transaction as its edit (an undo or redo is a row too), which is what
 edit wrote, so edits made outside the tool layer can be told apart. A refused call raises ToolRefused and
 changes nothing; its message is what the caller reads as the tool result.
 
-The tools themselves live by area: `scene_tools`, `pose_tools`, `timeline_tools`;
+The tools themselves live by area: `scene_tools`, `camera_tools`, `pose_tools`, `timeline_tools`,
+`note_tools`;
 each takes the `ToolContext` this box is.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from studio.store.keys import ReviewerKeyError
 from studio.store.project import DiskFull, ProjectLocked, ReadOnlyProject
 from studio.timeline.commands import CommandStack
 from studio.timeline.motion import EndStateOffered
-from studio.tools import pose_tools, scene_tools, timeline_tools
+from studio.tools import camera_tools, note_tools, pose_tools, scene_tools, timeline_tools
 from studio.tools.context import CALL, REDO, UNDO, ToolCall, ToolContext, ToolOutcome, last_audit_id
 from studio.tools.errors import ToolRefused
 from studio.tools.schemas import parse_arguments
@@ -30,7 +31,8 @@ from studio.tools.schemas import parse_arguments
 __all__ = ["CALL", "REDO", "UNDO", "ToolBox", "ToolCall", "ToolOutcome"]
 
 Handler = Callable[[ToolContext, dict], ToolOutcome]
-HANDLERS: dict[str, Handler] = {**scene_tools.TOOLS, **pose_tools.TOOLS, **timeline_tools.TOOLS}
+HANDLERS: dict[str, Handler] = {**scene_tools.TOOLS, **camera_tools.TOOLS, **pose_tools.TOOLS, **timeline_tools.TOOLS,
+                                 **note_tools.TOOLS}
 
 
 class ToolBox(ToolContext):

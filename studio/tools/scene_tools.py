@@ -1,4 +1,4 @@
-"""Scene tools: bodies (CAD part, box, mesh file, or sandboxed build123d code),
+"""Scene tools: bodies (a primitive shape, CAD part, box, mesh file, or sandboxed build123d code),
 named frames, cameras and allowed overlaps; each replaces the whole scene as
 one undoable EditScene."""
 from __future__ import annotations
@@ -22,13 +22,38 @@ def _edit(box: ToolContext, name: str, a: dict, d: dict, label: str, result: dic
     return box.run(name, a, EditScene(box.project, after, label, box.actor), result)
 
 
+PRIMITIVE_SIZES = {"cylinder": ("radius", "length"), "sphere": ("radius",), "capsule": ("radius", "length")}
+
+
+def primitive_part(a: dict) -> tuple[str, dict] | None:
+    """The CAD part a round primitive is made as (cylinder, sphere, capsule), with its sizes; None for
+    a box or no shape. Sizes the shape does not take, or leaves out, are refused by name."""
+    shape = a.get("shape", "box")
+    wants = PRIMITIVE_SIZES.get(shape, ())
+    for k in ("radius", "length"):
+        if k in a and k not in wants:
+            raise ToolRefused(f"create_body.{k}: a {shape} takes "
+                              f"{' and '.join(wants) if wants else 'size [x, y, z]'}, not {k}")
+        if k in wants and k not in a:
+            raise ToolRefused(f"create_body.{k}: a {shape} needs its {k} (metres)")
+    if "size" in a and shape != "box":
+        raise ToolRefused(f"create_body.size: a {shape} takes {' and '.join(wants)}, not size")
+    return (shape, {k: float(a[k]) for k in wants}) if wants else None
+
+
 def create_body(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
-    sources = [k for k in ("part", "size", "mesh") if k in a]
+    sources = [k for k in ("shape", "part", "mesh") if k in a]
+    if "size" in a and a.get("shape") != "box":        # a box's size goes with its shape or alone
+        sources.append("size")
     if len(sources) > 1:
-        raise ToolRefused(f"create_body: give one of part, size or mesh, not {' and '.join(sources)}")
+        raise ToolRefused(f"create_body: give one of shape, part, size or mesh, not {' and '.join(sources)}")
     offset = Transform(list(a.get("offset", [0, 0, 0])), list(a.get("offset_rotation", [1, 0, 0, 0])))
-    if "part" in a:
+    round_part = primitive_part(a)
+    if round_part is not None:
+        geom = Geometry(source="cad", part=round_part[0], params=round_part[1], offset=offset,
+                        tolerance=float(a.get("tolerance", Geometry.tolerance)))
+    elif "part" in a:
         from studio.scene.parts import PartError, resolve
         try:
             resolve(a["part"], a.get("params", {}))       # checked; stored as said, defaults filled at build
@@ -123,18 +148,30 @@ def add_frame(box: ToolContext, a: dict) -> ToolOutcome:
     return _edit(box, "add_frame", a, d, f"frame {a['name']} on {a['body']}", {"frame": a["name"]})
 
 
+def camera_entry(a: dict) -> dict:
+    """A camera as the scene stores it, from add_camera's arguments (defaults filled)."""
+    return {"name": a["name"], "position": list(a["position"]), "target": list(a["target"]),
+            "lens_mm": float(a.get("lens_mm", 35.0)), "sensor_mm": float(a.get("sensor_mm", 36.0)),
+            "resolution": list(a.get("resolution", [640, 360]))}
+
+
+def put_camera(box: ToolContext, name: str, a: dict, scene: Scene, cam: dict, label: str,
+               result: dict) -> ToolOutcome:
+    d = scene.to_dict()
+    d["cameras"] = _replace(d["cameras"], lambda c: c["name"], cam)
+    return _edit(box, name, a, d, label, result)
+
+
 def add_camera(box: ToolContext, a: dict) -> ToolOutcome:
     scene = load_scene(box.project)
-    d = scene.to_dict()
-    cam = {"name": a["name"], "position": list(a["position"]), "target": list(a["target"]),
-           "lens_mm": float(a.get("lens_mm", 35.0)), "sensor_mm": float(a.get("sensor_mm", 36.0)),
-           "resolution": list(a.get("resolution", [640, 360]))}
+    cam = camera_entry(a)
+    if np.allclose(cam["position"], cam["target"]):
+        raise ToolRefused("add_camera.target: the camera stands on its target; it would look nowhere")
     if a.get("follow"):
         if a["follow"] not in scene.body_names:
             raise ToolRefused(f"add_camera.follow: no body named {a['follow']!r} to follow")
         cam["follow"] = a["follow"]
-    d["cameras"] = _replace(d["cameras"], lambda c: c["name"], cam)
-    return _edit(box, "add_camera", a, d, f"camera {a['name']}", {"camera": a["name"]})
+    return put_camera(box, "add_camera", a, scene, cam, f"camera {a['name']}", {"camera": a["name"]})
 
 
 def name_scene(box: ToolContext, a: dict) -> ToolOutcome:

@@ -35,6 +35,8 @@ JOINT_VALUE = {"oneOf": [{"type": "number", "minimum": -100, "maximum": 100},
                          {"type": "array", "items": {"type": "number", "minimum": -10, "maximum": 10},
                           "minItems": 3, "maxItems": 3}]}
 FRAME = {"type": "integer", "minimum": 0, "maximum": 10_000_000}
+LENGTH = {"type": "number", "exclusiveMinimum": 0, "maximum": 100}
+SHAPES = ("box", "cylinder", "sphere", "capsule")     # the primitives create_body makes without a part name
 
 
 def _obj(required: list[str], **props) -> dict:
@@ -46,12 +48,16 @@ SEGMENT = {"type": "string", "pattern": f"^{ID_PATTERN.pattern}\\.\\.{ID_PATTERN
 NOTE = {"type": "string", "maxLength": 2000}
 
 TOOLS: dict[str, tuple[str, dict]] = {
-    "create_body": ("Create or replace a body: a CAD part with parameters, a box, or a mesh file inside the "
-                    "project; optionally joined to a parent body by a joint.", _obj(
+    "create_body": ("Create or replace a body: a primitive shape (box with size; cylinder, capsule with "
+                    "radius and length along Z; sphere with radius; each centred on the body's origin), a CAD "
+                    "part with parameters, or a mesh file inside the project; optionally joined to a parent "
+                    "body by a joint.", _obj(
         ["name"], name=NAME, kind={"type": "string", "enum": list(BODY_KINDS)},
+        shape={"type": "string", "enum": list(SHAPES)},
+        radius={**LENGTH, "description": "metres: a cylinder's, sphere's or capsule's radius"},
+        length={**LENGTH, "description": "metres along Z: a cylinder's or capsule's length (caps included)"},
         part={"type": "string", "maxLength": 64}, params={"type": "object"},
-        size={"type": "array", "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
-              "minItems": 3, "maxItems": 3},
+        size={"type": "array", "items": LENGTH, "minItems": 3, "maxItems": 3},
         mesh={"type": "string", "maxLength": 256, "description": "a file path relative to the project folder"},
         offset={**VEC3, "description": "where the geometry sits in the body's frame (metres)"},
         offset_rotation={**QUAT, "description": "how the geometry is turned in the body's frame (w, x, y, z)"},
@@ -84,6 +90,19 @@ TOOLS: dict[str, tuple[str, dict]] = {
     "add_camera": ("Add or change a camera looking from a position at a target; with follow, a body it "
                    "follows, position and target then being offsets from that body's origin at every frame.", _obj(
         ["name", "position", "target"], name=NAME, position=VEC3, target=VEC3, follow=NAME,
+        lens_mm={"type": "number", "minimum": 1, "maximum": 1000},
+        sensor_mm={"type": "number", "minimum": 1, "maximum": 100},
+        resolution={"type": "array", "items": {"type": "integer", "minimum": 16, "maximum": 8192},
+                    "minItems": 2, "maxItems": 2})),
+    "frame_action": ("Add or replace a camera that keeps the given bodies whole in view over a frame range "
+                     "(the film where baked, else the key states), looking along a direction; checked frame by "
+                     "frame with the reviews' visibility test.", _obj(
+        ["name", "bodies"], name=NAME, bodies={"type": "array", "items": NAME, "minItems": 1, "maxItems": 64},
+        frames={"type": "array", "items": FRAME, "minItems": 2, "maxItems": 2,
+                "description": "[first, last]; default the baked film's range, else the key states'"},
+        direction={**VEC3, "description": "the way the camera looks (from the camera toward the action)"},
+        margin={"type": "number", "minimum": 0, "maximum": 0.4,
+                "description": "fraction of the image left free on each side (default 0.1)"},
         lens_mm={"type": "number", "minimum": 1, "maximum": 1000},
         sensor_mm={"type": "number", "minimum": 1, "maximum": 100},
         resolution={"type": "array", "items": {"type": "integer", "minimum": 16, "maximum": 8192},
@@ -127,6 +146,20 @@ TOOLS: dict[str, tuple[str, dict]] = {
                         _obj(["segment"], segment=SEGMENT)),
     "drop_segment": ("Remove a segment's baked tracks (before a key state splits it); undo stores them back.",
                      _obj(["segment"], segment=SEGMENT)),
+    "add_note": ("Write a review note on a frame of the film (any frame), optionally with strokes drawn over "
+                 "the frame as seen through a camera; a note id that exists is replaced.", _obj(
+        ["frame", "text"], note=NAME, frame=FRAME, text=NOTE, camera=NAME,
+        strokes={"type": "array", "maxItems": 200, "items": _obj(
+            ["points"], points={"type": "array", "minItems": 1, "maxItems": 4000, "items": {
+                "type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}, "minItems": 2,
+                "maxItems": 2}, "description": "[u, v] in the camera's image, 0..1 from the top-left"},
+            color={"type": "string", "pattern": "^#[0-9a-fA-F]{6}$"},
+            width={"type": "number", "minimum": 0.5, "maximum": 40})})),
+    "delete_note": ("Delete a review note; undo brings it back.", _obj(["note"], note=NAME)),
+    "set_shot_status": ("Mark a plan shot as waiting (for approval), retake (with a note saying what to change) "
+                        "or done.", _obj(
+        ["shot", "status"], shot=NAME, status={"type": "string", "enum": ["waiting", "retake", "done"]},
+        note=NOTE)),
     "request_render": ("Queue a storyboard still of a state for the render worker.", _obj(["state"], state=NAME)),
     "delete_state": ("Delete a key state (its reviews stay in the history); undo brings it back as it was.",
                      _obj(["state"], state=NAME)),

@@ -5,7 +5,9 @@ film as an MP4 and the .blend, delivered into one folder the person chose.
 While a storyboard state is not approved and current, or the required checks
 fail, the export is refused, unless the person accepts the exceptions; then,
 once both jobs have succeeded, a delivery report listing each unapproved state
-and each failing check with its evidence goes beside the outputs.
+and each failing check with its evidence goes beside the outputs. Every export
+also leaves the review report there: each shot's status and every note, a
+drawn note as a PNG of its frame (jobs/review_report.py).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from studio.jobs import queue
 from studio.jobs.blend_check import compare
 from studio.jobs.deliver import check_destination, name_destination
 from studio.jobs.export_gate import GateResult, film_gate, write_delivery_report
+from studio.jobs.review_report import review_data, write_review_report
 from studio.jobs.spec import blend_spec, verify_spec, video_spec
 from studio.scene.io import load_scene
 from studio.scene.pose import Tracks
@@ -123,8 +126,12 @@ def finish_export(project: Project, export: Export) -> str | None:
     checked = (f"checked the .blend at {len(export.frames)} storyboard frames, max error "
                f"{worst['max_position_error_m']:.1e} m")
     outputs = [str(export.video), str(export.blend)]
+    film_spec = queue.get_job(project, export.jobs[0]).spec
+    review, _ = write_review_report(project, export.folder, export.video, film_spec.get("frame_start"))
     if export.gate.ok:
-        return f"exported {export.video} and {export.blend}; {checked}"
+        return f"exported {export.video} and {export.blend}; {checked}; review report {review}"
     from studio.checks.signals import signals
-    jpath, _ = write_delivery_report(export.folder, export.gate, outputs, signals=signals(project).to_dict())
-    return f"exported WITH EXCEPTIONS ({'; '.join(export.failing)}); {checked}; delivery report {jpath}"
+    jpath, _ = write_delivery_report(export.folder, export.gate, outputs, signals=signals(project).to_dict(),
+                                     review=review_data(project))
+    return (f"exported WITH EXCEPTIONS ({'; '.join(export.failing)}); {checked}; delivery report {jpath}; "
+            f"review report {review}")

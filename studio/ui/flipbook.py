@@ -6,7 +6,8 @@ before and decodes forward, and the last few dozen pictures are kept, so
 scrubbing near the playhead costs nothing. A `StillsReel` is the PNG stills of a
 render, one file per frame. `Flip` is the player: which picture, playing or
 not, stepping and wrapping, and the wall-clock rule that drops pictures rather
-than slowing the film."""
+than slowing the film. Two renders of the same frame range compare picture for
+picture (`compose`): side by side, or with a wipe between them."""
 from __future__ import annotations
 
 import re
@@ -187,3 +188,54 @@ def latest_render(project):
         if job.kind in RENDERS and (job.spec.get("video") or any(r.endswith(".png") for r in job.outputs)):
             return job
     return None
+
+
+COMPARE_MODES = ("off", "side by side", "wipe")
+
+
+def same_size(b: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`b` resampled (nearest) to `shape`'s height and width, so two renders line up picture for picture."""
+    h, w = shape[:2]
+    if b.shape[:2] == (h, w):
+        return b
+    ys = (np.arange(h) * b.shape[0] / h).astype(int)
+    xs = (np.arange(w) * b.shape[1] / w).astype(int)
+    return b[ys][:, xs]
+
+
+def compose(a: np.ndarray, b: np.ndarray, mode: str, split: float = 0.5) -> np.ndarray:
+    """Two pictures of the same frame: side by side, or a wipe (a left of `split`, b right of it,
+    with a line where they meet)."""
+    b = same_size(b, a.shape)
+    if mode == "side by side":
+        gap = np.full((a.shape[0], 4, 3), 240, np.uint8)
+        return np.ascontiguousarray(np.hstack([a, gap, b]))
+    if mode == "wipe":
+        out = a.copy()
+        x = int(round(min(max(split, 0.0), 1.0) * a.shape[1]))
+        out[:, x:] = b[:, x:]
+        out[:, max(0, x - 1):x + 1] = (240, 200, 8)
+        return out
+    return a
+
+
+def render_range(job) -> tuple[int, int] | None:
+    spec = job.spec or {}
+    if not spec.get("video") or "frame_start" not in spec:
+        return None
+    return int(spec["frame_start"]), int(spec.get("frame_end", spec["frame_start"]))
+
+
+def comparable_renders(project, job) -> list:
+    """Other finished renders with a video of the same frame range as `job`, newest first."""
+    from studio.jobs import queue
+    mine = render_range(job)
+    if mine is None:
+        return []
+    return [j for j in reversed(queue.list_jobs(project, ("succeeded",)))
+            if j.id != job.id and j.kind in RENDERS and render_range(j) == mine]
+
+
+def video_reel(project, job) -> VideoReel | None:
+    """The video reel of a render job (None if it left none)."""
+    return next((r for name, r in job_reels(project, job) if isinstance(r, VideoReel)), None)

@@ -31,13 +31,23 @@ def key_arguments(session: Session, frame: int, name: str, description: str = ""
             "roots": {k: [float(x) for x in v] for k, v in pose.roots.items()},
             "joints": {k: ([float(x) for x in v] if isinstance(v, (list, tuple)) else float(v))
                        for k, v in pose.joints.items()}}
-    if held is not None and held.shot:
-        args["shot"] = held.shot
+    shot = planned_shot(session, frame) or (held.shot if held is not None else "")
+    if shot:
+        args["shot"] = shot
     return args
+
+
+def planned_shot(session: Session, frame: int) -> str:
+    """The plan's shot that holds `frame`, if any."""
+    from studio.timeline.plan import load_plan
+    shots = (load_plan(session.project) or {}).get("shots", [])
+    return next((s["id"] for s in shots if s.get("start", 0) <= frame <= s.get("end", -1)), "")
 
 
 def key_frame(session: Session, stack: CommandStack, frame: int, name: str, description: str = "") -> str:
     """Key the frame; returns the new state's id. Raises ValueError with the reason if refused."""
+    if not session.scene.bodies:            # a key of nothing would have no card, no pose, no way to delete it
+        raise ValueError("nothing to key: the scene has no bodies yet; add one in the Scene dock first")
     name = check_id(name.strip(), "key name")       # the studio's one id rule (NameProblem is a ValueError)
     if any(s.id == name for s in session.states):
         raise ValueError(f"a key named {name!r} exists already (frame "

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 from studio.timeline.commands import CommandStack
 
 from studio.ui.panels import optional_panels
-from studio.ui.qt_layout import LAYOUT_VERSION, restore_layout, save_layout, tabify_side
+from studio.ui.qt_layout import LAYOUT_VERSION, restore_layout, save_layout, side_widths, tabify_side
 from studio.ui.qt_manipulator import Manipulator
 from studio.ui.playhead import Playhead
 from studio.ui.progress import coverage_tip, progress_text
@@ -160,6 +160,13 @@ class MainWindow(QMainWindow):
             self.restoreState(self._default_state, LAYOUT_VERSION)
             for dock in self._docks:
                 dock.show()
+            side_widths(self, *self._sides)
+
+    def showEvent(self, e) -> None:      # noqa: N802 (Qt's name)
+        super().showEvent(e)
+        if getattr(self, "_fresh_layout", False):      # the default side widths, at the window's real size
+            self._fresh_layout = False
+            side_widths(self, *self._sides)
 
     def _guarded(self, fn) -> None:
         try:
@@ -221,15 +228,29 @@ class MainWindow(QMainWindow):
                 sides.setdefault(area, []).append(self._dock(title, panel, area))
         for docks in sides.values():           # one column of tabs per side: readable at 1280x720
             tabify_side(self, docks)
+        self.layout().activate()               # the minimum size of tabs, not of the docks stacked as added
         self.resizeDocks([board], [250], Qt.Orientation.Vertical)   # the viewport keeps most of the height
+        self._sides = (sides.get(Qt.DockWidgetArea.LeftDockWidgetArea, [None])[0],
+                       sides.get(Qt.DockWidgetArea.RightDockWidgetArea, [None])[0])
         self._default_state = self.saveState(LAYOUT_VERSION)
-        restore_layout(self)
+        self._fresh_layout = not restore_layout(self)
+        if self._fresh_layout and self.isVisible():
+            side_widths(self, *self._sides)
         if "Pose" in self.panels:
             self.manipulator.previewed.connect(self.panels["Pose"].show_preview)
+        if "Motion" in self.panels:             # a segment picked on the timeline shows in the Motion dock
+            self.scrubber.bar.segment_clicked.connect(self.panels["Motion"].select_segment)
+            self.scrubber.bar.segment_clicked.connect(lambda _s: self._raise_dock("Motion"))
         self.export_action.setEnabled("Jobs" in self.panels)
         self._views = [self.viewport, self.scrubber, self.storyboard, *self.panels.values()]
         self.qsession.changed.connect(self._on_changed)
         self._on_changed()
+
+    def _raise_dock(self, title: str) -> None:
+        dock = next((d for d in self._docks if d.windowTitle() == title), None)
+        if dock is not None:
+            dock.show()
+            dock.raise_()
 
     def _dock(self, title: str, widget: QWidget, area) -> QDockWidget:
         dock = QDockWidget(title, self)

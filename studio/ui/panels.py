@@ -38,7 +38,22 @@ def _history(win):
     return QtHistory(win.qsession, win.playhead)
 
 
+def _build(win):
+    from studio.ui.qt_build import QtBuild
+    return QtBuild(win.qsession, win.playhead, win.viewport, lambda: win.stack)
+
+
+def _motion(win):
+    from studio.ui.qt_motion import QtMotion
+    return QtMotion(win.qsession, win.playhead, win.viewport, lambda: win.stack, lambda: win.panels.get("Jobs"))
+
+
+def _notes(win):
+    from studio.ui.qt_notes import QtNotes
+    return QtNotes(win.qsession, win.playhead, win.viewport, lambda: win.stack)
+
+
 def optional_panels():
-    return [("Checks", RIGHT, _checks), ("Repair review", RIGHT, _repair), ("Plan", LEFT, _plan),
-            ("Pose", LEFT, _pose),
+    return [("Checks", RIGHT, _checks), ("Repair review", RIGHT, _repair), ("Notes", RIGHT, _notes),
+            ("Plan", LEFT, _plan), ("Scene", LEFT, _build), ("Pose", LEFT, _pose), ("Motion", LEFT, _motion),
             ("Jobs", BOTTOM, _jobs), ("History", BOTTOM, _history)]

@@ -1,7 +1,9 @@
 """The flipbook: a window that plays a render's preview video and steps through
 its stills, with play/pause, a frame step either way, a slider and the frame
 number. Pictures come from `flipbook.py` (decoded with PyAV); playback keeps
-the film's time by the wall clock, dropping pictures when one is late."""
+the film's time by the wall clock, dropping pictures when one is late. Another
+render of the same frame range can be compared picture for picture, side by
+side or with a wipe whose place a slider sets."""
 from __future__ import annotations
 
 import time
@@ -13,7 +15,7 @@ from PySide6.QtGui import QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
                                QVBoxLayout, QWidget)
 
-from studio.ui.flipbook import Flip, ReelError
+from studio.ui.flipbook import COMPARE_MODES, Flip, ReelError, VideoReel, compose
 
 
 def pixmap_of(picture) -> QPixmap:
@@ -27,7 +29,8 @@ def pixmap_of(picture) -> QPixmap:
 class QtFlipbook(QDialog):
     """Plays one of a render's reels (its video, its stills); closing it lets the files go."""
 
-    def __init__(self, title: str, reels: list[tuple[str, object]], parent: QWidget | None = None):
+    def __init__(self, title: str, reels: list[tuple[str, object]], parent: QWidget | None = None,
+                 others: list[tuple[str, object]] | None = None):
         super().__init__(parent)
         self.setWindowTitle(f"Flipbook — {title}")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
@@ -52,14 +55,37 @@ class QtFlipbook(QDialog):
         for keys, fn in (("Space", self.toggle), ("Left", lambda: self.step(-1)), ("Right", lambda: self.step(1)),
                          (",", lambda: self.step(-1)), (".", lambda: self.step(1))):
             QShortcut(QKeySequence(keys), self, fn)
+        self.others = list(others or [])          # (label, loader() -> VideoReel | None): same frame range
+        self.other = None                         # the render compared with, once loaded
+        self.compare = QComboBox()
+        self.compare.addItem("nothing" if self.others else "nothing (no other render of this range)")
+        for label, _load in self.others:
+            self.compare.addItem(label)
+        self.compare.setEnabled(bool(self.others))
+        self.compare.currentIndexChanged.connect(self._compare_with)
+        self.mode = QComboBox()
+        self.mode.addItems([m for m in COMPARE_MODES if m != "off"])
+        self.mode.currentIndexChanged.connect(lambda _i: self.show_picture())
+        self.wipe = QSlider(Qt.Orientation.Horizontal)
+        self.wipe.setRange(0, 100)
+        self.wipe.setValue(50)
+        self.wipe.setToolTip("Where the wipe falls: this render left of it, the compared one right")
+        self.wipe.valueChanged.connect(lambda _v: self.show_picture())
         row = QHBoxLayout()
         for w in (self.source, self.back_button, self.play_button, self.next_button):
             row.addWidget(w)
         row.addWidget(self.slider, 1)
         row.addWidget(self.frame_label)
+        versus = QHBoxLayout()
+        versus.addWidget(QLabel("Compare with"))
+        versus.addWidget(self.compare, 1)
+        versus.addWidget(self.mode)
+        versus.addWidget(QLabel("wipe"))
+        versus.addWidget(self.wipe, 1)
         lay = QVBoxLayout(self)
         lay.addWidget(self.picture, 1)
         lay.addLayout(row)
+        lay.addLayout(versus)
         self.timer = QTimer(self)
         self.timer.setInterval(5)
         self.timer.timeout.connect(self._tick)
@@ -80,10 +106,36 @@ class QtFlipbook(QDialog):
         self.slider.blockSignals(False)
         self.show_picture()
 
+    def _compare_with(self, i: int) -> None:
+        if self.other is not None:
+            self.other.close()
+            self.other = None
+        if i > 0:
+            try:
+                self.other = self.others[i - 1][1]()
+            except ReelError as e:
+                self.frame_label.setText(str(e))
+        self.show_picture()
+
+    @property
+    def comparing(self) -> str:
+        """What the picture shows: "off", "side by side" or "wipe"."""
+        return self.mode.currentText() if self.other is not None and isinstance(self.reel, VideoReel) else "off"
+
+    def composed(self, i: int):
+        """Picture i, beside or wiped with the compared render's picture of the same film frame."""
+        picture = self.reel.picture(i)
+        if self.comparing == "off":
+            return picture
+        j = self.reel.first + i - self.other.first
+        if not 0 <= j < self.other.count:
+            return picture
+        return compose(picture, self.other.picture(j), self.comparing, self.wipe.value() / 100)
+
     def show_picture(self) -> None:
         i = self.flip.index
         try:
-            self._shown = pixmap_of(self.reel.picture(i))
+            self._shown = pixmap_of(self.composed(i))
         except (ReelError, OSError) as e:
             self.pause()
             self.picture.setText(str(e))
@@ -143,4 +195,7 @@ class QtFlipbook(QDialog):
         self.pause()
         for _name, reel in self.reels:
             reel.close()
+        if self.other is not None:
+            self.other.close()
+            self.other = None
         super().closeEvent(e)

@@ -25,7 +25,7 @@ from studio.timeline.trust import verify_project
 from studio.timeline.plan import load_plan, plan_segments
 from studio.timeline.storyboard import get_state
 
-from studio.ui.flipbook import RENDERS, ReelError, job_reels, latest_render
+from studio.ui.flipbook import RENDERS, ReelError, comparable_renders, job_reels, latest_render, video_reel
 from studio.ui.job_log import log_sentences
 from studio.ui.job_progress import eta_text
 from studio.ui.qt_export import QtExport
@@ -373,7 +373,9 @@ class QtJobs(QWidget):
             return None
         if self.flipbook is not None:
             self.flipbook.close()
-        self.flipbook = QtFlipbook(f"job {job.id} ({job_line(job)})", reels, self.window())
+        others = [(f"job {o.id} ({job_line(o)})", lambda o=o: video_reel(project, o))
+                  for o in comparable_renders(project, job)]
+        self.flipbook = QtFlipbook(f"job {job.id} ({job_line(job)})", reels, self.window(), others)
         self.flipbook.show()
         return self.flipbook
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRect, QSettings
+from PySide6.QtCore import QByteArray, QRect, QSettings, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-LAYOUT_VERSION = 2          # bump when the docks change, so an old saved layout is not forced on new docks
+LAYOUT_VERSION = 3          # bump when the docks change, so an old saved layout is not forced on new docks
 
 
 def layout_file() -> Path:
@@ -50,6 +50,17 @@ def tabify_side(window: QMainWindow, docks: list[QDockWidget]) -> None:
         window.tabifyDockWidget(docks[0], d)
     if docks:
         docks[0].raise_()
+
+
+SIDE_SHARE = (0.21, 0.27)    # of the window's width, left and right docks: the 3D view keeps over half
+
+
+def side_widths(window: QMainWindow, left: QDockWidget | None, right: QDockWidget | None) -> None:
+    """The side columns' default widths, so the 3D view is at least half the window wide."""
+    docks = [d for d in (left, right) if d is not None]
+    shares = [s for d, s in zip((left, right), SIDE_SHARE) if d is not None]
+    if docks:
+        window.resizeDocks(docks, [int(window.width() * s) for s in shares], Qt.Orientation.Horizontal)
 
 
 def fit_to_screen(window: QMainWindow, screen: QRect | None = None, wanted: tuple[int, int] = (1400, 900)) -> None:

@@ -4,14 +4,17 @@ prompt, the scene and motion briefs, shots, key states, events and segment
 tools), and the agent's log of steps, growing live, each of which can be
 reverted to. The agent runs as a job, so Cancel stops it; while it runs, the
 line under the buttons says what the model is doing (the kind of reply, the
-tokens streamed so far, the seconds, the last wait or retry), twice a second."""
+tokens streamed so far, the seconds, the last wait or retry), twice a second.
+Without a model the panel says how to make the film by hand, and "Plan from
+the keys" writes the plan from the key states (one set_plan call)."""
 from __future__ import annotations
 
 import json
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
-                               QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QPlainTextEdit, QPushButton, QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from studio.jobs.agent_spec import agent_spec
 from studio.timeline.plan import load_plan
@@ -20,13 +23,26 @@ from studio.ui.agent_jobs import RUNNING, job_words, latest_agent_job, model_mis
 from studio.ui.qt_session import QtSession
 
 
-def plan_html(plan: dict | None) -> str:
+BY_HAND = ("<p><b>Making the film by hand</b> (no model needed):</p><ol>"
+           "<li><b>Scene</b> dock: add the floor, the bodies (a jointed arm: a body joined to another), "
+           "named frames and a camera.</li>"
+           "<li>Pose at the playhead (<b>Pose</b> dock or the viewport's handles), then <b>Key this frame</b> "
+           "(I) on the storyboard, for each key pose.</li>"
+           "<li><b>Plan from the keys</b> (below): one shot through a camera, a segment between each two "
+           "keys.</li>"
+           "<li><b>Motion</b> dock: click a segment on the timeline's film lane, choose its tool.</li>"
+           "<li>Approve the keys, <b>Bake motion</b> (Jobs), <b>Verify</b> (Checks), Render preview, Export."
+           "</li></ol>")
+
+
+def plan_html(plan: dict | None, model: bool = True) -> str:
     if not plan:
-        return "<i>No plan yet. `studio agent plan` writes one from a prompt.</i>"
+        return ("<i>No plan yet.</i>" + (" Write what happens above and press <b>Plan</b>: the agent "
+                                          "writes one." if model else "") + BY_HAND)
     esc = lambda t: str(t).replace("&", "&amp;").replace("<", "&lt;")   # noqa: E731
-    parts = [f"<h3>Prompt</h3><p>{esc(plan.get('prompt', ''))}</p>",
-             f"<h3>Scene brief</h3><p>{esc(plan.get('scene_brief', ''))}</p>",
-             f"<h3>Motion brief</h3><p>{esc(plan.get('motion_brief', ''))}</p>"]
+    parts = [f"<h3>{title}</h3><p>{esc(plan[key])}</p>"          # a plan made from keys has no briefs
+             for title, key in (("Prompt", "prompt"), ("Scene brief", "scene_brief"), ("Motion brief", "motion_brief"))
+             if str(plan.get(key) or "").strip()]
     shots = plan.get("shots", [])
     parts.append("<h3>Shots</h3><ul>" + "".join(
         f"<li><b>{esc(s.get('id'))}</b> {s.get('start')}–{s.get('end')} camera {esc(s.get('camera'))}</li>"
@@ -106,17 +122,34 @@ class QtPlan(QWidget):
         self._ticker = QTimer(self)
         self._ticker.setInterval(500)
         self._ticker.timeout.connect(self._tick)
-        agent_bar = QHBoxLayout()
-        for b in (self.plan_button, self.edit_button, self.build_button, self.cancel_button):
-            agent_bar.addWidget(b)
-        agent_bar.addStretch(1)
+        agent_bar = QGridLayout()             # two rows: the dock stays narrow beside a wide 3D view
+        for i, b in enumerate((self.plan_button, self.edit_button, self.build_button, self.cancel_button)):
+            agent_bar.addWidget(b, i // 2, i % 2)
+        self.keys_shot = QLineEdit("shot_1")
+        self.keys_shot.setToolTip("The shot the keys go in (name it for what it shows)")
+        self.keys_camera = QComboBox()
+        self.keys_button = QPushButton("Plan from the keys")
+        self.keys_button.setToolTip("Without a model: the key states become the plan's states, in one shot "
+                                    "through the camera, with a segment between each two (set_plan)")
+        self.keys_button.clicked.connect(self.plan_from_keys)
+        self.keys_camera.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.keys_camera.setMinimumContentsLength(6)
+        keys_bar = QGridLayout()
+        keys_bar.addWidget(QLabel("shot"), 0, 0)
+        keys_bar.addWidget(self.keys_shot, 0, 1)
+        keys_bar.addWidget(QLabel("camera"), 0, 2)
+        keys_bar.addWidget(self.keys_camera, 0, 3)
+        keys_bar.setColumnStretch(1, 1)
+        keys_bar.setColumnStretch(3, 1)
+        keys_bar.addWidget(self.keys_button, 1, 0, 1, 4)
         self.text = QTextBrowser()
         self.steps = QTreeWidget()
         self.steps.setHeaderLabels(["step", "action", "tokens", "cost", "seconds", "at"])
         self.revert_button = QPushButton("Revert to step")
         self.revert_button.clicked.connect(self.revert_selected)
+        self.log_title = QLabel("Agent log")
         bar = QHBoxLayout()
-        bar.addWidget(QLabel("Agent log"))
+        bar.addWidget(self.log_title)
         bar.addStretch(1)
         bar.addWidget(self.revert_button)
         lay = QVBoxLayout(self)
@@ -124,6 +157,10 @@ class QtPlan(QWidget):
         lay.addWidget(self.prompt)
         lay.addLayout(agent_bar)
         lay.addWidget(self.agent_status)
+        lay.addLayout(keys_bar)
+        self.text.setMinimumHeight(48)
+        self.steps.setMinimumHeight(40)
+        self.prompt.setMinimumHeight(40)
         lay.addWidget(self.text, 3)
         lay.addLayout(bar)
         lay.addWidget(self.steps, 2)
@@ -132,7 +169,17 @@ class QtPlan(QWidget):
 
     def reload(self) -> None:
         plan = load_plan(self.session.project)
-        self.text.setHtml(plan_html(plan))
+        self.text.setHtml(plan_html(plan, model=not model_missing()))
+        cams = [c.name for c in self.session.scene.cameras]
+        keep = self.keys_camera.currentText()
+        self.keys_camera.clear()
+        self.keys_camera.addItems(cams)
+        self.keys_camera.setCurrentIndex(max(0, self.keys_camera.findText(keep)))
+        self.keys_button.setEnabled(bool(cams) and bool(self.session.states))
+        self.keys_button.setToolTip(self.keys_button.toolTip() if cams and self.session.states else
+                                    "Plan from the keys needs a camera and at least one key state")
+        if plan and plan.get("shots") and not self.keys_shot.hasFocus():
+            self.keys_shot.setText(plan["shots"][0]["id"])
         job = latest_agent_job(self.session.project)
         running = job is not None and job.state in RUNNING
         self._job_id = job.id if running else None
@@ -159,6 +206,9 @@ class QtPlan(QWidget):
             if st["id"] == selected:
                 self.steps.setCurrentItem(item)
         self.revert_button.setEnabled(self.steps.topLevelItemCount() > 0)
+        logged = self.steps.topLevelItemCount() > 0 or not model_missing()   # no model, no steps: room for the text
+        for w in (self.log_title, self.revert_button, self.steps):
+            w.setVisible(logged)
 
     def _tick(self) -> None:
         """The running agent job's words, with the model's progress (its row and progress.json)."""
@@ -214,6 +264,20 @@ class QtPlan(QWidget):
         if jobs is not None and self._job_id is not None:
             jobs.cancel_job(self._job_id)
             self.agent_status.setText(f"Cancelling job {self._job_id}…")
+
+    def plan_from_keys(self) -> bool:
+        """The plan from the key states, without a model: one set_plan call."""
+        from studio.ui.segments import plan_call
+        camera, shot = self.keys_camera.currentText(), self.keys_shot.text().strip()
+        if not camera:
+            self.message.emit("Plan from the keys: the shot needs a camera (Scene dock › Camera)")
+            return False
+        problem = self._save_plan(plan_call(self.session.project, self.session.states, camera, shot)["plan"])
+        if problem:
+            self.message.emit(problem)
+            return False
+        self.message.emit(f"Planned {len(self.session.states)} key(s) in shot {shot} through {camera}")
+        return True
 
     def edit_plan(self) -> None:
         plan = load_plan(self.session.project)

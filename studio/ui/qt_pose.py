@@ -33,6 +33,7 @@ class QtPose(QWidget):
         self.title = QLabel("")
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)   # a narrow dock: the name above
         scroll = self.scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.form_host)

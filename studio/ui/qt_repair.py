@@ -11,10 +11,8 @@ ghost that follows the playhead while it scrubs the interval. Approving one
 that inserts a key state asks the person to approve that key state too."""
 from __future__ import annotations
 
-import json
-
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListWidget, QListWidgetItem,
                                QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from studio.store.errors import Refused
@@ -28,6 +26,7 @@ from studio.timeline.storyboard import get_state
 from studio.ui.job_progress import JobProgress, eta_text
 from studio.ui.playhead import Playhead
 from studio.ui.qt_session import QtSession
+from studio.ui.repair_words import change_rows, verified_words
 from studio.ui.worker import Worker
 
 
@@ -91,12 +90,6 @@ def propose_motion(path, frame, state) -> str:
             + (f"; unsolved: {'; '.join(made.unsolved)}" if made.unsolved else ""))
 
 
-def _short(v) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
-    return f"{v:.4f}" if isinstance(v, float) else str(v)
-
-
 class QtRepair(QWidget):
     message = Signal(str)
 
@@ -105,10 +98,17 @@ class QtRepair(QWidget):
         self.session, self.playhead, self.viewport, self.stack_of = qsession.session, playhead, viewport, stack_of
         self.list = QListWidget()
         self.list.currentItemChanged.connect(lambda *_: self.show_selected())
+        self.list.setWordWrap(True)             # a proposal's line wraps in a narrow dock, never cut
+        self.list.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.changes = QTableWidget(0, 4)
-        self.changes.setHorizontalHeaderLabels(["kind", "name", "from", "to"])
+        self.changes.setHorizontalHeaderLabels(["change", "what", "from", "to"])
         self.changes.verticalHeader().setVisible(False)
         self.changes.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.changes.setWordWrap(True)
+        header = self.changes.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.verdicts = QLabel("")
         self.verdicts.setWordWrap(True)
         self.note = QLineEdit()
@@ -159,6 +159,7 @@ class QtRepair(QWidget):
         lay.addLayout(buttons)
         self.worker: Worker | None = None
         self.preview: tuple[int, object, int, int] | None = None    # (repair id, after tracks, first, last)
+        self._taken_to: int | None = None      # the proposal the playhead was last taken to (a refresh stays put)
         self.playhead.frame_changed.connect(self._scrub)
         qsession.changed.connect(self.reload)
         self.reload()
@@ -168,7 +169,8 @@ class QtRepair(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for p in list_proposals(self.session.project):
-            item = QListWidgetItem(f"#{p.id} {p.status} · {p.target} · {p.check_name}: {p.summary}")
+            item = QListWidgetItem(f"#{p.id} {p.status} · {p.target}\n{p.check_name}: {p.summary}")
+            item.setToolTip(f"#{p.id} {p.status} · {p.target} · {p.check_name}: {p.summary}")
             item.setData(256, p.id)
             self.list.addItem(item)
             if p.id == current:
@@ -209,39 +211,28 @@ class QtRepair(QWidget):
         if p.target.startswith(PREFIX):
             self._show_film(p, open_)
             return
-        self.changes.setRowCount(len(p.changes))
-        for i, c in enumerate(p.changes):
-            for j, v in enumerate((c["kind"], c["name"], _short(c.get("from")), _short(c.get("to")))):
-                self.changes.setItem(i, j, QTableWidgetItem(v))
-        v = p.verified or {}
-        self.verdicts.setText(f"fixes its failure: {v.get('fixes_target')} · before {json.dumps(v.get('before', {}))}"
-                              f" · after {json.dumps(v.get('after', {}))}" + (f" · note: {p.note}" if p.note else ""))
+        self._fill_changes(change_rows(p.changes))
+        self.verdicts.setText(verified_words(p.verified, p.check_name) + (f" · note: {p.note}" if p.note else ""))
         state = get_state(self.session.project, p.state_id)
         if state is None or not open_:
             self.viewport.clear_ghost()
             return
-        self.playhead.set_frame(state.frame)          # before: the state as it is; after: the ghost
-        if self.viewport.showing != "state":          # the film may not match the state (edited since the bake)
-            self.viewport.set_showing("state")
+        if self._taken_to != p.id:                    # chosen now, not a refresh: go to the state, once
+            self._taken_to = p.id
+            self.playhead.set_frame(state.frame)      # before: the state as it is; after: the ghost
+            if self.viewport.showing != "state":      # the film may not match the state (edited since the bake)
+                self.viewport.set_showing("state")
+        if self.playhead.frame != state.frame:        # the person moved on: no ghost of this state elsewhere
+            self.viewport.clear_ghost()
+            return
         scene = self.session.scene
         self.viewport.show_ghost(pose_world(scene, apply_changes(scene, state.pose, p.changes)))
 
     def _show_film(self, p, open_: bool) -> None:
         """The repair's changes, its verified effect, and the film it would bake as a scrubbable ghost."""
-        rows = []
-        for c in p.changes:
-            if c["kind"] == "insert_state":
-                rows.append(("key state", f"{c['state']} @ {c['frame']}", "", c.get("description", "")))
-            else:
-                was = c.get("from", {})
-                rows.append(("segment", c["segment"], f"{was.get('tool')} {json.dumps(was.get('params', {}))}",
-                             f"{c['tool']} {json.dumps(c.get('params', {}))}"))
-        self.changes.setRowCount(len(rows))
-        for i, row in enumerate(rows):
-            for j, v in enumerate(row):
-                self.changes.setItem(i, j, QTableWidgetItem(v))
+        self._fill_changes(change_rows(p.changes))
         v = p.verified or {}
-        self.verdicts.setText(f"{v.get('effect', '')}" + (f" · note: {p.note}" if p.note else ""))
+        self.verdicts.setText(verified_words(v, p.check_name) + (f" · note: {p.note}" if p.note else ""))
         if not open_:
             self.viewport.clear_ghost()
             return
@@ -256,9 +247,20 @@ class QtRepair(QWidget):
         if self.viewport.showing != "film":
             self.viewport.set_showing("film")
         run = v.get("run") or [first, last]
-        if self.playhead.frame == int(run[0]):
+        if self._taken_to == p.id or self.playhead.frame == int(run[0]):   # a refresh keeps the playhead
             self._scrub(self.playhead.frame)
-        self.playhead.set_frame(int(run[0]))
+        if self._taken_to != p.id:
+            self._taken_to = p.id
+            self.playhead.set_frame(int(run[0]))
+
+    def _fill_changes(self, rows) -> None:
+        self.changes.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, v in enumerate(row):
+                item = QTableWidgetItem(v)
+                item.setToolTip(v)
+                self.changes.setItem(i, j, item)
+        self.changes.resizeRowsToContents()
 
     def _scrub(self, frame: int) -> None:
         """Inside the previewed interval, the ghost shows the repaired film at the playhead's frame."""

@@ -30,7 +30,8 @@ LANE_H = 13
 REQUIRED_Y = RULER_H + 2
 ADVISORY_Y = REQUIRED_Y + LANE_H + 3
 FILM_Y = ADVISORY_Y + LANE_H + 3
-BAR_H = FILM_Y + 8
+FILM_H = 7                   # the baked film; a click on it picks the segment between two keys
+BAR_H = FILM_Y + FILM_H + 3
 TRANSPORT_KEYS = {Qt.Key.Key_Space, Qt.Key.Key_J, Qt.Key.Key_K, Qt.Key.Key_L, Qt.Key.Key_Home, Qt.Key.Key_End,
                   Qt.Key.Key_Comma, Qt.Key.Key_Period, Qt.Key.Key_BracketLeft, Qt.Key.Key_BracketRight,
                   Qt.Key.Key_I, Qt.Key.Key_O, Qt.Key.Key_V}
@@ -49,6 +50,7 @@ class PinBar(QWidget):
 
     pin_clicked = Signal(int, object)      # frame, [Failure]
     key_moved = Signal(str, int)           # a key dragged along the ruler: state id, new frame
+    segment_clicked = Signal(str)          # the film lane clicked between two keys: "a..b"
 
     def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
         super().__init__(parent)
@@ -58,6 +60,7 @@ class PinBar(QWidget):
         self._runs_key = None
         self._runs: dict[str, list[Run]] = {"required": [], "advisory": []}
         self.dragging: tuple[str, int] | None = None      # (key, frame it is dragged to)
+        self.selected_segment = ""                          # picked on the film lane, drawn outlined
         qsession.changed.connect(self.update)
         playhead.frame_changed.connect(lambda _f: self.update())
         playhead.range_changed.connect(lambda _a, _b: self.update())
@@ -120,11 +123,17 @@ class PinBar(QWidget):
         self._paint_ruler(p, w)
         for y in (REQUIRED_Y, ADVISORY_Y):        # lane grounds
             p.fillRect(QRect(MARGIN, y, w - 2 * MARGIN, LANE_H), QColor("#26292d"))
-        p.fillRect(QRect(MARGIN, FILM_Y, w - 2 * MARGIN, 4), QColor("#3a3d42"))
+        p.fillRect(QRect(MARGIN, FILM_Y, w - 2 * MARGIN, FILM_H), QColor("#3a3d42"))
         baked = self.session.film
         if baked is not None and baked.n_frames:
             x0, x1 = self.x_of(baked.frame_start), self.x_of(baked.frame_end)
-            p.fillRect(QRect(int(x0), FILM_Y, max(1, int(x1 - x0)), 4), QColor("#4a90d9"))
+            p.fillRect(QRect(int(x0), FILM_Y, max(1, int(x1 - x0)), FILM_H), QColor("#4a90d9"))
+        span = self.segment_span(self.selected_segment)
+        if span is not None:                      # the segment picked for the Motion dock
+            x0, x1 = int(self.x_of(span[0])), int(self.x_of(span[1]))
+            p.setPen(QPen(QColor("#f0c808"), 2))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRect(QRect(x0, FILM_Y - 1, max(2, x1 - x0), FILM_H + 2))
         self._paint_runs(p)
         x = int(self.x_of(ph.frame))              # the playhead
         p.setPen(QPen(QColor("#f0c808"), 2))
@@ -135,7 +144,7 @@ class PinBar(QWidget):
         ph = self.playhead
         fm = p.fontMetrics()
         p.setPen(QPen(QColor("#8fc1ff"), 1))      # key states first: a tall tick and the key's name
-        names_right, taken = -1, []
+        taken = []
         for s in self.session.states:
             x = int(self.x_of(s.frame))
             p.drawLine(x, 0, x, BAR_H)
@@ -145,13 +154,9 @@ class PinBar(QWidget):
             p.drawLine(x, 0, x, BAR_H)
             p.drawText(x + 3, fm.ascent(), f"{self.dragging[0]} → {self.dragging[1]}")
             p.setPen(QPen(QColor("#8fc1ff"), 1))
-        for s in self.session.states:
-            x = int(self.x_of(s.frame))
-            width = fm.horizontalAdvance(s.id)
-            if x + 3 > names_right and x + 3 + width < w:
-                p.drawText(x + 3, fm.ascent(), s.id)
-                names_right = x + 3 + width + 6
-                taken.append((x, names_right))
+        for x, text, right in self.key_labels(fm):
+            p.drawText(x, fm.ascent(), text)
+            taken.append((x - 3, right + 4))
         step = ruler_step(ph.last - ph.first + 1, w - 2 * MARGIN, fm.horizontalAdvance("00000") + 12)
         p.setPen(QPen(QColor("#6b7078"), 1))      # frame numbers where no key's name sits
         start = (ph.first + step - 1) // step * step
@@ -161,6 +166,31 @@ class PinBar(QWidget):
             right = x + 2 + fm.horizontalAdvance(str(f))
             if not any(a - 2 <= right and x <= b for a, b in taken):
                 p.drawText(x + 2, RULER_H - 6, str(f))
+
+    def key_labels(self, fm) -> list[tuple[int, str, int]]:
+        """(left, text, right) of each key's name on the ruler: in the room before the next key's tick,
+        elided there ("sidest…"), so neighbouring names never cover each other (the tooltip has them whole)."""
+        out, names_right = [], 0
+        keys = sorted(self.session.states, key=lambda s: (s.frame, s.id))
+        ticks = [int(self.x_of(s.frame)) for s in keys]
+        edge = self.width() - 2
+        # a key too near the right edge for a name after it names itself before its tick, halving the gap
+        last_left = bool(keys) and edge - (ticks[-1] + 3) < fm.horizontalAdvance(keys[-1].id[:1] + "…")
+        for i, s in enumerate(keys):
+            tick, is_last = ticks[i], i == len(keys) - 1
+            if is_last and last_left:
+                text = fm.elidedText(s.id, Qt.TextElideMode.ElideRight, max(0, tick - 3 - names_right))
+                x = tick - 3 - fm.horizontalAdvance(text)
+            else:
+                after = edge if is_last else ticks[i + 1] - 3
+                if i == len(keys) - 2 and last_left:
+                    after = (tick + ticks[i + 1]) // 2
+                text = fm.elidedText(s.id, Qt.TextElideMode.ElideRight, max(0, after - (tick + 3)))
+                x = tick + 3
+            if text and x >= names_right:
+                out.append((x, text, x + fm.horizontalAdvance(text)))
+                names_right = out[-1][2] + 2
+        return out
 
     def _paint_runs(self, p: QPainter) -> None:
         rects, labels = self._lane_rects(p.fontMetrics())
@@ -198,6 +228,22 @@ class PinBar(QWidget):
         self._rects_key, self._rects = key, (rects, labels)
         return self._rects
 
+    def segment_span(self, segment: str) -> tuple[int, int] | None:
+        if not segment or ".." not in segment:
+            return None
+        a, b = segment.split("..", 1)
+        frames = {s.id: s.frame for s in self.session.states}
+        return (frames[a], frames[b]) if a in frames and b in frames else None
+
+    def segment_near(self, x: float) -> str | None:
+        """The pair of consecutive keys whose span holds the frame under x."""
+        frame = self.frame_at(x)
+        keys = sorted(self.session.states, key=lambda s: (s.frame, s.id))
+        for a, b in zip(keys, keys[1:]):
+            if a.frame <= frame <= b.frame:
+                return f"{a.id}..{b.id}"
+        return None
+
     def key_near(self, x: float) -> str | None:
         """The key state whose tick is within a few pixels of x on the ruler, if any."""
         best, best_d = None, KEY_HIT_PX + 1
@@ -222,6 +268,14 @@ class PinBar(QWidget):
             self.dragging = (key, frame)
             self.playhead.set_frame(frame)
             return
+        if y >= FILM_Y - 2:                  # the film lane: pick the segment there
+            segment = self.segment_near(x)
+            self.playhead.set_frame(self.frame_at(x))
+            if segment is not None:
+                self.selected_segment = segment
+                self.segment_clicked.emit(segment)
+                self.update()
+            return
         lane = self.lane_at(y)
         run = self.run_near(x, lane) if lane else None
         if run is not None:
@@ -240,6 +294,15 @@ class PinBar(QWidget):
             return
         if e.buttons() & Qt.MouseButton.LeftButton:
             self.playhead.set_frame(self.frame_at(x))
+        if e.position().y() < RULER_H:           # a key's whole name, however narrow its room on the ruler
+            key = self.key_near(x)
+            frame = next((s.frame for s in self.session.states if s.id == key), None)
+            self.setToolTip(f"{key} @ {frame} (drag to move it)" if key else "")
+            return
+        if e.position().y() >= FILM_Y - 2:
+            seg = self.segment_near(x)
+            self.setToolTip(f"segment {seg}: click to choose its motion in the Motion dock" if seg else "")
+            return
         lane = self.lane_at(e.position().y())
         run = self.run_near(x, lane) if lane else None
         if run is None:

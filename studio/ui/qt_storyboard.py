@@ -1,7 +1,8 @@
 """The storyboard timeline: one card per key state in frame order, with its
 still, frame number, review status and why, and between cards the segment's
 bake/check status. Approve and Reject (with a note) run review commands on
-the window's command stack. Cards are painted by a delegate over a list
+the window's command stack; Approve first runs the verifiers on the state (a
+run_verifiers call) when its stored checks are not of this version of it. Cards are painted by a delegate over a list
 model, so 200 states scroll as smoothly as 3."""
 from __future__ import annotations
 
@@ -146,6 +147,16 @@ class CardDelegate(QStyledItemDelegate):
         p.restore()
 
 
+def needs_checks(project, state_id: str) -> bool:
+    """True when the state's stored checks are missing or were run on another version of it."""
+    from studio.scene.io import load_scene
+    from studio.store.reports import load_reports
+    from studio.timeline.storyboard import content_hash, get_state
+    st = get_state(project, state_id)
+    reports, checked = load_reports(project, f"state:{state_id}")
+    return st is not None and (not reports or checked != content_hash(load_scene(project), st.pose, st.frame))
+
+
 class QtStoryboard(QWidget):
     """Cards, and the review strip: note, Approve (Ctrl+Shift+A), Reject (Ctrl+Shift+R)."""
 
@@ -216,6 +227,8 @@ class QtStoryboard(QWidget):
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
             sc.activated.connect(lambda v=verdict: self.review(v))
         self._current_id = ""
+        self._proposed = ""
+        playhead.frame_changed.connect(self._propose_key_name)
         self._show_detail()
 
     # ---- selection -------------------------------------------------------
@@ -259,7 +272,8 @@ class QtStoryboard(QWidget):
         card = self.current_card()
         if card is None:
             self.detail.setText("Select a state to review it." if self.session.cards else
-                                "No key states yet: the plan's states appear here once authored.")
+                                "No key states yet: pose the scene and Key this frame (I)." if self.session.scene.bodies
+                                else "An empty scene: add a floor and bodies in the Scene dock, then key poses here.")
         else:
             why = "; ".join(card.reasons) or "approved, passing and current"
             why += f" ({card.reviewed})" if card.reviewed else ""
@@ -272,8 +286,17 @@ class QtStoryboard(QWidget):
         self.delete_button.setEnabled(ok)
         if not self.key_description.hasFocus():
             self.key_description.setText(card.description if card else "")
-        if not self.key_name.hasFocus():
-            self.key_name.setText(keying.default_key_name(self.session, self.playhead.frame))
+        self._propose_key_name()
+
+    def _propose_key_name(self, _frame: int | None = None) -> None:
+        """The new key's name follows the playhead (`key_1120` at 1120), unless a person typed one."""
+        typed = self.key_name.text().strip() not in ("", self._proposed)      # a name a person typed stays
+        if not self.key_name.hasFocus() and not typed:
+            self._proposed = keying.default_key_name(self.session, self.playhead.frame)
+            self.key_name.setText(self._proposed)
+        self.key_button.setEnabled(bool(self.session.scene.bodies))
+        self.key_button.setToolTip("Key the pose shown at the playhead as a new state (I)" if self.session.scene.bodies
+                                   else "Nothing to key yet: add bodies in the Scene dock first")
 
     # ---- keys ------------------------------------------------------------
     def key_this_frame(self) -> None:
@@ -326,9 +349,11 @@ class QtStoryboard(QWidget):
             self.message.emit(f"Say why {card.state_id} is rejected: a rejection needs a note.")
             self.note.setFocus()
             return
+        box = ToolBox(self.session.project, self.stack, actor="person")
         try:
-            ToolBox(self.session.project, self.stack, actor="person").call(
-                "review_state", {"state": card.state_id, "verdict": verdict, "note": self.note.text().strip()})
+            if verdict == "approve" and needs_checks(self.session.project, card.state_id):
+                box.call("run_verifiers", {"state": card.state_id})     # what is approved is checked first
+            box.call("review_state", {"state": card.state_id, "verdict": verdict, "note": self.note.text().strip()})
         except ToolRefused as e:
             self.message.emit(str(e))
             return

@@ -6,9 +6,12 @@ matrix from the session's cached world matrices and requests a render, so a
 frame costs a few matrix copies however many triangles the scene has.
 Verifier failures at the frame tint the bodies involved (a light tint, so the
 body stays readable): penetrating pairs toward red, joints past their limits
-toward magenta, bodies failing only advisory checks toward muted amber. A
-penetration also draws its overlap: a red marker at each deepest point,
-labelled with its depth, and an arrow along the push that separates the pair. A left click
+toward magenta, bodies failing only advisory checks toward muted amber; the
+floor and fixed scenery keep their colour. A penetration also draws its
+overlap: a red marker at each deepest point, one depth label per pair (labels
+that would overlap on screen share a box), and an arrow along the push that
+separates the pair. A key state's failure is drawn only where its bodies stand
+in that state. A left click
 without drag selects the body under the cursor. The camera follows the current shot, or orbits freely.
 """
 from __future__ import annotations
@@ -38,6 +41,8 @@ SELECTED_COLOR = (1.0, 0.9, 0.2)
 TINT = 0.5                                 # how far a failing body's colour moves toward its failure's
 OVERLAP_COLOR = (1.0, 0.12, 0.1)
 PENETRATING_OPACITY = 0.45
+MARK_SHARE = 0.01                          # of the scene's size: a deepest point's marker
+LABEL_GAP_PX = (140, 30)                   # labels nearer than this on screen share one box
 ARROW_MIN = 0.06                           # of the scene's size: a push of a few mm is drawn this long; the label says how far
 BACKGROUND = (0.16, 0.17, 0.19)
 GHOST_COLOR = (0.3, 0.95, 0.4)
@@ -64,7 +69,7 @@ def overlap_marks(fails, size: float = 1.0) -> pv.PolyData | None:
     for f in fails:
         if f.kind != "penetration" or f.point is None:
             continue
-        parts.append(pv.Sphere(radius=0.008 * size, center=f.point, theta_resolution=10, phi_resolution=8))
+        parts.append(pv.Sphere(radius=MARK_SHARE * size, center=f.point, theta_resolution=10, phi_resolution=8))
         if f.push is not None:
             push = np.asarray(f.push, float)
             length = float(np.linalg.norm(push))
@@ -226,6 +231,8 @@ class QtViewport(QWidget):
         """The frame, the selected bodies and what fails on them here."""
         frame, selected = self.playhead.frame, self.playhead.selected
         text = f"frame {frame}"
+        if not self.session.scene.bodies:
+            text += " · an empty scene: add a floor and bodies in the Scene dock (Body)"
         if selected:
             fails = [f for f in self.session.failures_at.get(frame, []) if set(f.bodies) & set(selected)]
             text += f" · selected {', '.join(selected)}"
@@ -237,7 +244,7 @@ class QtViewport(QWidget):
 
     def _draw_failures(self, force: bool = False) -> None:
         fails = self.session.failures_at.get(self.playhead.frame, [])
-        key = (tuple(fails), self.playhead.selected, self.look.xray.isChecked())
+        key = (tuple(fails), self.playhead.selected, self.look.xray.isChecked(), self.showing)
         if key == self._drawn_failures and not force:
             return
         self._drawn_failures = key
@@ -245,29 +252,78 @@ class QtViewport(QWidget):
         for b in self.playhead.selected:
             if b in colors:
                 colors[b] = SELECTED_COLOR
+        scenery = {b.name for b in self.session.scene.bodies if b.is_static}
         # tinted in rising order of weight, so a required failure wins over an advisory one on a body,
-        # and penetration wins among the required
+        # and penetration wins among the required; the floor and fixed scenery keep their colour (a
+        # whole floor tinted red says nothing about where), the marker and the caption say it
         for f in sorted(fails, key=lambda f: (f.required, f.kind == "penetration")):
             for b in f.bodies:
-                if b in colors:
+                if b in colors and b not in scenery:
                     colors[b] = tint(self._colors[b], FAILURE_COLORS[f.kind] if f.required else ADVISORY_COLOR)
+        placed = self.placed_failures(fails)
         # a penetrating pair turns translucent, so its overlap (inside both bodies) can be seen
-        see_through = {b for f in fails if f.kind == "penetration" and f.point is not None for b in f.bodies}
+        see_through = {b for f in placed if f.kind == "penetration" for b in f.bodies if b not in scenery}
         for name, actor in self.actors.items():
             actor.prop.color = colors[name]
             actor.prop.opacity = PENETRATING_OPACITY if name in see_through else 1.0
         self.plotter.remove_actor("overlap-marks", render=False)
-        marks = overlap_marks(fails, self.scene_size())
+        marks = overlap_marks(placed, self.scene_size())
         if marks is not None:
             self.plotter.add_mesh(marks, color=OVERLAP_COLOR, name="overlap-marks", render=False,
                                   reset_camera=False, lighting=False)
         self.plotter.remove_actor("failure-labels", render=False)
-        labelled = [f for f in fails if f.point is not None]
-        if labelled:
-            self.plotter.add_point_labels(np.array([f.point for f in labelled]), [f.text for f in labelled],
+        labels = self.failure_labels(placed)
+        if labels:
+            self.plotter.add_point_labels(np.array([p for p, _t in labels]), [t for _p, t in labels],
                                           name="failure-labels", font_size=12, point_color="red",
                                           point_size=8, text_color="white", shape_opacity=0.6,
                                           always_visible=True, render=False, reset_camera=False)
+
+    def placed_failures(self, fails) -> list:
+        """The failures with a point that sits on the bodies as drawn: a state's failure was found at
+        the state's pose, so its marker is drawn only where the bodies stand in that pose (Key state
+        view, the ghost in Both, or a film that passes through the state there), never in empty space."""
+        out = []
+        shown = self.shown_world()
+        for f in fails:
+            if f.point is None:
+                continue
+            if f.target.startswith("state:") and self.showing == "film":
+                key = self.session.key_world_at(self.playhead.frame)
+                if not all(b in shown and b in key and np.allclose(shown[b], key[b], atol=1e-6) for b in f.bodies):
+                    continue
+            out.append(f)
+        return out
+
+    def failure_labels(self, fails) -> list[tuple[tuple, str]]:
+        """One label per failing pair or body (its deepest point), and labels that would land on each
+        other on screen joined into one box, so no figure hides another."""
+        best: dict[tuple, object] = {}
+        for f in fails:
+            k = (f.check, f.bodies)
+            depth = float(np.linalg.norm(f.push)) if f.push is not None else 0.0
+            if k not in best or depth > best[k][0]:
+                best[k] = (depth, f)
+        boxes: list[list] = []         # [screen x, screen y, point, [texts]]
+        renderer = self.plotter.renderer
+        for _d, f in best.values():
+            renderer.SetWorldPoint(*f.point, 1.0)
+            renderer.WorldToDisplay()
+            x, y, _z = renderer.GetDisplayPoint()
+            near = next((b for b in boxes if abs(b[0] - x) < LABEL_GAP_PX[0] and
+                         abs(b[1] - y) < LABEL_GAP_PX[1] * len(b[3])), None)
+            if near is None:
+                boxes.append([x, y, f.point, [f.text]])
+            elif f.text not in near[3]:
+                near[3].append(f.text)
+        return [(b[2], "\n".join(b[3])) for b in boxes]
+
+    def bodies_bounds(self) -> tuple | None:
+        """(xmin, xmax, ymin, ymax, zmin, zmax) of the bodies as drawn, None with no body."""
+        if not self.actors:
+            return None
+        b = np.array([a.GetBounds() for a in self.actors.values()])
+        return (b[:, 0].min(), b[:, 1].max(), b[:, 2].min(), b[:, 3].max(), b[:, 4].min(), b[:, 5].max())
 
     def scene_size(self) -> float:
         """The diagonal of the bodies' bounds (m), for markers that read at any scale."""
@@ -346,9 +402,10 @@ class QtViewport(QWidget):
             return                     # same shot: leave the view alone (and skip the clipping reset)
         self._camera_shown = key
         if cam is None:
-            if force:
+            if force:                  # no camera yet: look at the bodies (not the grid around them)
                 self.plotter.view_isometric(render=False)
-                self.plotter.reset_camera(render=False)
+                self.plotter.reset_camera(render=False, bounds=self.bodies_bounds())
+                self.plotter.camera_set = True     # else the next render frames everything, the grid too
             return
         c = self.plotter.camera
         c.position, c.focal_point, c.up = tuple(cam.position), tuple(cam.target), (0.0, 0.0, 1.0)

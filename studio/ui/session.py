@@ -25,6 +25,7 @@ from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
 from studio.timeline.plan import load_plan, shot_camera
+from studio.timeline.shown import held_state, pose_at
 from studio.timeline.storyboard import State, list_states
 
 from studio.ui.cards import Card, board_cards
@@ -137,17 +138,10 @@ class Session:
 
     def state_at(self, frame: int) -> State | None:
         """The state that holds at `frame` when nothing is baked there: the last one at or before it."""
-        held = None
-        for s in self.states:
-            if s.frame <= frame:
-                held = s
-        return held or (self.states[0] if self.states else None)
+        return held_state(self.states, frame)
 
     def pose_at(self, frame: int) -> Pose:
-        if self.film is not None and self.film.frame_start <= frame <= self.film.frame_end:
-            return self.film.pose_at(frame)
-        s = self.state_at(frame)
-        return s.pose.completed(self.scene) if s else Pose.rest(self.scene)
+        return pose_at(self.scene, self.film, self.states, frame)
 
     def world_at(self, frame: int) -> dict[str, np.ndarray]:
         """World matrices (4,4) of every body at `frame`, cached per film and per state."""
@@ -187,7 +181,9 @@ class Session:
         if not cams:
             return None
         s = self.state_at(frame)
-        shot = s.shot if s else ""
-        planned = shot_camera(load_plan(self.project), shot) if shot and shot not in cams else None
+        plan = load_plan(self.project)
+        shot = (s.shot if s else "") or next((p["id"] for p in (plan or {}).get("shots", [])    # keyed before the
+                                              if p.get("start", 0) <= frame <= p.get("end", -1)), "")  # plan: its shot
+        planned = shot_camera(plan, shot) if shot and shot not in cams else None
         cam = cams.get(shot) or cams.get(planned) or self.scene.cameras[0]
         return placed(cam, self.world_at(frame)) if cam.follow else cam

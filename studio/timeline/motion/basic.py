@@ -36,11 +36,11 @@ register(MotionTool(
     "interpolate", "Eased in-betweens from the first state to the second (positions by cubic, "
     "rotations by squad or slerp, joints by cubic).",
     {"type": "object", "additionalProperties": False,
-     "properties": {"rotation": {"type": "string", "enum": ["squad", "slerp"]}}},
+     "properties": {"rotation": {"type": "string", "enum": ["squad", "slerp"], "default": "squad"}}},
     interpolate))
 
 register(MotionTool(
     "hold", "Hold the first state; with 'blend', move to the second over the segment's last frames.",
     {"type": "object", "additionalProperties": False,
-     "properties": {"blend": {"type": "integer", "minimum": 0, "maximum": 100000}}},
+     "properties": {"blend": {"type": "integer", "minimum": 0, "maximum": 100000, "default": 0}}},
     hold))

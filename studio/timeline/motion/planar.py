@@ -41,9 +41,9 @@ SCHEMA = {
         "velocities": {"type": "object", "additionalProperties": VEC3,
                        "description": "start velocity in the plane (u, v) and spin"},
         "obstacles": {"type": "array", "items": {"type": "string"}},
-        "friction": {"type": "number", "minimum": 0, "maximum": 5},
-        "elasticity": {"type": "number", "minimum": 0, "maximum": 1},
-        "substeps": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "friction": {"type": "number", "minimum": 0, "maximum": 5, "default": 0.7},
+        "elasticity": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1},
+        "substeps": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
         "from": {"type": "string", "description": "an earlier state the run starts at"},
         "max_difference": MAX_DIFFERENCE_SCHEMA,
     }}

@@ -31,7 +31,7 @@ from studio.timeline.motion.common import need_root
 
 MAX_DIFFERENCE = 0.05
 MARGIN = 2.0              # metres the default bounds extend past the static scene
-MAX_DIFFERENCE_SCHEMA = {"type": "number", "minimum": 0,
+MAX_DIFFERENCE_SCHEMA = {"type": "number", "minimum": 0, "default": MAX_DIFFERENCE,
                          "description": "how far (m or rad) the run's end may lie from the approved second state; "
                                         "the bake fades out at most this much to meet it (default 0.05)"}
 
@@ -51,7 +51,7 @@ SCHEMA = {
             "properties": {"friction": {"type": "number", "minimum": 0, "maximum": 5},
                            "restitution": {"type": "number", "minimum": 0, "maximum": 1},
                            "rolling": {"type": "number", "minimum": 0, "maximum": 0.1}}}},
-        "substeps": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "substeps": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 20},
         "bounds": {"type": "array", "minItems": 2, "maxItems": 2, "items": VEC3},
         "max_difference": MAX_DIFFERENCE_SCHEMA,
         "from": {"type": "string", "description": "an earlier state the run starts at"},

@@ -1,0 +1,132 @@
+"""Benchmark: `studio verify` on a varied corpus of animated glTF films, each beside a simple exact verifier.
+
+The corpus (bench/corpus_films.py, and the example films exported by bench/corpus_examples.py) is
+written to a temporary folder; per film, one after the other as a user would run them:
+`studio verify FILM.glb` with an empty verifier cache (cold) and again (warm), each in its own process,
+and the simple exact verifier of bench/simple_verifier.py (no code shared with studio/checks: numpy and
+Qhull) twice, also in its own processes, with its own queries timed on python-fcl beside it. Printed
+per film: bodies, frames, seconds cold and warm for both, the ratios (studio over simple), each
+process's peak resident memory, and the agreement of the verdicts: penetrating (frame, pair) and
+floating (frame, body), in both / only in the studio / only in the simple verifier. The headline is the
+worst film's ratio; goals: warm <= 0.2x, cold <= 1x, process start < 0.1 s.
+
+Run: .venv/bin/python bench/bench_corpus.py [NAME ...] [--no-examples] [--keep DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+
+def run(cmd, env=None):
+    """(wall seconds, peak resident MB, exit code, stderr, cpu seconds) of one process."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    err = p.stderr.read()
+    p.stderr.close()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024, p.returncode, err, usage.ru_utime + usage.ru_stime
+
+
+def studio_verdicts(path: Path):
+    doc = json.loads(path.read_text())
+    by = {r["name"]: r for r in doc["reports"]}
+    pen = {(e["frame"] - 1, frozenset((e["a"], e["b"]))) for e in by["NoPenetration"]["evidence"]}
+    flo = {(e["frame"] - 1, e["body"]) for e in by["Supported"]["evidence"]}
+    return pen, flo
+
+
+def simple_verdicts(path: Path):
+    doc = json.loads(path.read_text())
+    return ({(f, frozenset((a, b))) for f, a, b in doc["penetration"]}, {(f, b) for f, b in doc["floating"]}, doc)
+
+
+def agree(a: set, b: set) -> str:
+    return f"{len(a & b)}/{len(a - b)}/{len(b - a)}"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("names", nargs="*", help="films to run (default: all)")
+    ap.add_argument("--no-examples", action="store_true", help="leave out the five example films")
+    ap.add_argument("--keep", type=Path, help="write the films here and keep them")
+    args = ap.parse_args(argv)
+    import corpus_films
+    films = dict(corpus_films.FILMS)
+    if not args.no_examples:
+        import corpus_examples
+        films.update(corpus_examples.FILMS)
+    if args.names:
+        films = {n: films[n] for n in args.names}
+    tmp = tempfile.TemporaryDirectory()
+    folder = args.keep or Path(tmp.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    py = sys.executable
+    load = os.getloadavg()
+    starts = [run([py, "-m", "studio.cli", "verify", str(folder / "absent.glb")]) for _ in range(5)]
+    start, start_cpu = min(r[0] for r in starts), min(r[4] for r in starts)
+    rows = []
+    print("seconds are cpu seconds of the process (user + system; wall in brackets: the machine is shared)")
+    print(f"{'film':24} {'bodies':>6} {'frames':>6} | {'studio cold':>17} {'warm':>15} | {'simple':>15} {'fcl':>5} | "
+          f"{'cold x':>6} {'warm x':>6} | {'MB studio':>9} {'simple':>6} | {'pen both/studio/simple':>22} "
+          f"{'floating':>14}")
+    for name, make in films.items():
+        film = make()
+        glb, truth = film.write(folder)
+        env = dict(os.environ, KEYPOSE_CACHE=str(folder / f"cache-{name}"))
+        out = folder / f"{name}.studio.json"
+        cold = run([py, "-m", "studio.cli", "verify", str(glb), "--json", str(out)], env)
+        warm = run([py, "-m", "studio.cli", "verify", str(glb), "--json", str(out)], env)
+        sout = folder / f"{name}.simple.json"
+        s1 = run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
+        s2 = run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
+        fout = folder / f"{name}.fcl.json"
+        run([py, str(HERE / "simple_verifier.py"), str(truth), str(fout), "--fcl"])
+        fcl = json.loads(fout.read_text()).get("fcl_seconds", float("nan")) if fout.exists() else float("nan")
+        if not out.exists() or s1[2] != 0:
+            print(f"{name}: failed: studio exit {cold[2]} {cold[3].strip()[-300:]} simple exit {s1[2]} {s1[3][-300:]}")
+            continue
+        pen, flo = studio_verdicts(out)
+        spen, sflo, sdoc = simple_verdicts(sout)
+        simple = min(s1, s2, key=lambda r: r[4])
+        row = dict(name=name, bodies=len(film.bodies), frames=film.frames, cold=cold[4], warm=warm[4],
+                   simple=simple[4], cold_wall=cold[0], warm_wall=warm[0], simple_wall=simple[0], fcl=fcl,
+                   cold_x=cold[4] / simple[4], warm_x=warm[4] / simple[4], mb=max(cold[1], warm[1]),
+                   smb=max(s1[1], s2[1]), pen=agree(pen, spen), flo=agree(flo, sflo),
+                   same=pen == spen and flo == sflo)
+        rows.append(row)
+        print(f"{name:24} {row['bodies']:6} {row['frames']:6} | {row['cold']:7.2f} ({row['cold_wall']:6.2f}) "
+              f"{row['warm']:6.2f} ({row['warm_wall']:6.2f}) | {row['simple']:6.2f} ({row['simple_wall']:6.2f}) "
+              f"{fcl:5.2f} | {row['cold_x']:6.2f} {row['warm_x']:6.2f} | {row['mb']:9.0f} "
+              f"{row['smb']:6.0f} | {row['pen']:>22} {row['flo']:>14}", flush=True)
+        for f in folder.glob(f"cache-{name}"):
+            subprocess.run(["rm", "-rf", str(f)])
+    if not rows:
+        return 1
+    worst_w = max(rows, key=lambda r: r["warm_x"])
+    worst_c = max(rows, key=lambda r: r["cold_x"])
+    print(f"\nheadline: worst warm ratio {worst_w['warm_x']:.2f}x ({worst_w['name']}), worst cold ratio "
+          f"{worst_c['cold_x']:.2f}x ({worst_c['name']}); goals warm <= 0.2x, cold <= 1x")
+    print(f"process start (studio verify on a missing file, best of 5): {start:.3f} s wall, {start_cpu:.3f} s cpu; "
+          "goal < 0.1 s")
+    print(f"verdicts identical on {sum(r['same'] for r in rows)} of {len(rows)} films "
+          "(pen: penetrating (frame, pair); floating: (frame, body); both/only studio/only simple)")
+    print(f"machine load (1, 5, 15 min) before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, after: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
