@@ -45,12 +45,16 @@ def convex_hull(shape):
 
 
 def hull_points(shape) -> np.ndarray:
-    """Local points whose convex hull holds the shape: the mesh's hull vertices, or its box corners.
-    Any affine function's largest norm over the shape is reached at one of them."""
+    """Local points whose convex hull holds the shape: a convex body's corners, another mesh's hull
+    vertices, or its box corners. Any affine function's largest norm over the shape is reached at
+    one of them."""
     pts = _HULLS.get(shape.hash)
     if pts is None:
         try:
-            pts = np.asarray(convex_hull(shape).vertices, float)
+            if shape.planes is not None:
+                pts = np.asarray(shape.corners, float)          # a convex body is the hull of its corners
+            else:
+                pts = np.asarray(convex_hull(shape).vertices, float)
         except Exception:   # flat or degenerate meshes have no hull: the box holds them
             pts = np.zeros((HULL_POINTS + 1, 3))
         if len(pts) > HULL_POINTS or len(pts) == 0:

@@ -127,11 +127,9 @@ def ball(shape: Shape) -> tuple[np.ndarray, float, float]:
     got = _BALLS.get(shape.hash)
     if got is None:
         c = np.asarray(shape.centroid, float)
-        tri = np.asarray(shape.mesh.triangles, float)
         r_out = float(np.max(np.linalg.norm(np.asarray(shape.mesh.vertices, float) - c, axis=1)))
-        import trimesh
-        foot = trimesh.triangles.closest_point(tri, np.repeat(c[None], len(tri), axis=0))
-        r_in = float(np.min(np.linalg.norm(foot - c, axis=1))) if inside(tri, c) else 0.0
+        d = float(shape.exact_signed(c[None])[0][0])         # negative inside
+        r_in = -d if d < 0 else 0.0
         got = (c, r_in, r_out)
         _BALLS[shape.hash] = got
     return got
