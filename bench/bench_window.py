@@ -54,8 +54,8 @@ def main() -> None:
 
     def open_and_draw(path: Path) -> float:
         t0 = time.perf_counter()
-        w.open_project(path)
-        while len(w.viewport.actors) < len(w.session.scene.bodies):
+        w.open_project(path)           # the project is read on a worker: wait for it, then for its actors
+        while w.session.sigs[0] is None or len(w.viewport.actors) < len(w.session.scene.bodies):
             app.processEvents()
             time.sleep(0.005)
         app.processEvents()

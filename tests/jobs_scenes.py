@@ -10,6 +10,7 @@ from studio.scene.io import save_scene
 from studio.scene.ir import Scene
 from studio.scene.pose import Pose, Tracks
 from studio.timeline.film import save_segment
+from studio.timeline.plan import save_plan
 from studio.timeline.storyboard import State, put_state
 
 
@@ -45,14 +46,22 @@ def pose_at(i: int, n: int) -> Pose:
 
 
 def film_project(project, n_frames: int = 6, resolution=(64, 36), two_cameras: bool = False):
-    """Save the scene, two states at the ends and one baked segment between them."""
+    """Save the scene, two states at the ends and one baked segment between them. With two
+    cameras the plan has two shots, named for what they show: `wide` (through camera `main`)
+    up to the last frame, `profile` (through camera `side`) on it."""
     scene = hinge_scene(resolution, two_cameras)
     save_scene(project, scene)
     start = project.frame_start
+    end = start + n_frames - 1
     poses = [pose_at(i, n_frames) for i in range(n_frames)]
     tracks = Tracks.from_poses(start, poses)
-    put_state(project, scene, State("a", start, poses[0], shot="main"))
-    put_state(project, scene, State("b", start + n_frames - 1, poses[-1], shot="side" if two_cameras else "main"))
+    put_state(project, scene, State("a", start, poses[0], shot="wide"))
+    put_state(project, scene, State("b", end, poses[-1], shot="profile" if two_cameras else "wide"))
+    if two_cameras:
+        save_plan(project, {"shots": [{"id": "wide", "camera": "main", "start": start, "end": end - 1},
+                                      {"id": "profile", "camera": "side", "start": end, "end": end}],
+                            "states": [{"id": "a", "frame": start, "shot": "wide"},
+                                       {"id": "b", "frame": end, "shot": "profile"}]}, scene)
     save_segment(project, "a..b", tracks, tool="test", bounds_hash="x")
     return scene, tracks
 

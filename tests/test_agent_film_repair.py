@@ -119,7 +119,7 @@ def test_approving_a_key_state_repair_records_the_reviewer_and_bakes_only_touche
     assert sorted(cmd.baked) == sorted([f"out..{key}", f"{key}..in"])
     rows = [json.loads(r["detail"])["tool"] for r in project.db.query(
         "SELECT detail FROM audit WHERE action = 'tool call' ORDER BY id") if r]
-    assert rows[-7:] == ["set_state", "run_verifiers", "set_plan", "review_state", "drop_segment",
+    assert rows[-6:] == ["set_state", "run_verifiers", "set_plan", "review_state",
                          "author_segment", "author_segment"]
     project.close()
 

@@ -48,8 +48,10 @@ def read_video(path: Path):
 
 def test_stills_through_each_camera_are_recorded_on_their_states(film):
     path, scene, _ = film
-    assert main(["render", str(path), "--stills", "--quiet"]) == 0
+    assert main(["render", str(path), "--stills", "--quiet"]) == 0     # each state through its shot's camera
     stills = path / "renders" / "stills"
+    assert sorted(p.name for p in stills.iterdir()) == ["a_main.png", "b_side.png"]
+    assert main(["render", str(path), "--stills", "--camera", "main", "--camera", "side", "--quiet"]) == 0
     names = sorted(p.name for p in stills.iterdir())
     assert names == ["a_main.png", "a_side.png", "b_main.png", "b_side.png"]
     assert all(png_size(stills / n) == (64, 36) for n in names)
@@ -60,8 +62,9 @@ def test_stills_through_each_camera_are_recorded_on_their_states(film):
         assert by_id["a"].still == sha256_file(stills / "a_main.png") + ".png"
         assert by_id["b"].still == sha256_file(stills / "b_side.png") + ".png"
         assert p.asset_path(by_id["b"].still).read_bytes() == (stills / "b_side.png").read_bytes()
-        (job,) = [j for j in queue.list_jobs(p) if j.kind == "still"]
-        assert job.state == "succeeded" and job.progress == 1.0 and len(job.outputs) == 4
+        own, every = [j for j in queue.list_jobs(p) if j.kind == "still"]
+        assert (own.state, len(own.outputs)) == ("succeeded", 2)
+        assert every.state == "succeeded" and every.progress == 1.0 and len(every.outputs) == 4
 
 
 def test_cycles_still_on_request(film):
@@ -116,8 +119,9 @@ def test_export_blend_reopens_with_the_scene_and_pose_at_every_storyboard_frame(
     assert got["joints"]["elbow"]["axis"] == [0.0, -1.0, 0.0]
     assert (got["joints"]["elbow"]["lower"], got["joints"]["elbow"]["upper"]) == (-0.5, 2.0)
     assert objs["side"]["lens_mm"] == pytest.approx(50.0)
-    # shots: state a is seen through main, state b (frame 1008) through side; the film cuts there
-    assert sorted((s["frame"], s["camera"]) for s in got["shots"]) == [(1001, "main"), (1008, "side")]
+    # shots: wide (state a) is seen through main, profile (state b, frame 1008) through side; the film cuts there
+    assert [(s["frame"], s["name"], s["camera"]) for s in got["shots"]] == [(1001, "wide", "main"),
+                                                                             (1008, "profile", "side")]
     assert [got["frames"][str(f)]["camera"] for f in (1001, 1004, 1008)] == ["main", "main", "side"]
     world = tracks_world(scene, tracks)
     for f in frames_to_check:

@@ -73,8 +73,11 @@ def test_a_drag_orbits_and_selects_nothing(window, qtbot):
 
 
 def test_the_caption_names_what_fails_on_the_selected_body(window, qtbot):
-    save_reports(window.session.project, "state:s1", [Report("Supported", "fail", [{"body": "crate"}])],
-                 checked_hash="x")
+    from studio.timeline.storyboard import content_hash, get_state
+    project = window.session.project
+    s1 = get_state(project, "s1")                     # a report of s1 as it is now: current, so it shows
+    save_reports(project, "state:s1", [Report("Supported", "fail", [{"body": "crate"}])],
+                 checked_hash=content_hash(window.session.scene, s1.pose, s1.frame))
     qtbot.waitUntil(lambda: 1001 in window.session.failures_at, timeout=5000)
     vp = window.viewport
     click(qtbot, vp, on_screen(vp, "crate"))

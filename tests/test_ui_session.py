@@ -107,21 +107,32 @@ def test_failures_become_pins_at_their_frames(tmp_project):
     assert pins[1020][0].kind == "floating" and not pins[1020][0].required
 
 
-def test_cards_show_each_segment_baked_and_passing(tmp_project):
+def test_cards_show_a_segment_passing_only_for_checks_of_its_tracks_as_they_are_now(tmp_project):
     from studio.scene.pose import Tracks
+    from studio.timeline.bake import bounds_hash
+    from studio.timeline.commands import SetPose
     from studio.timeline.film import save_segment
     add_boxes(tmp_project, states=3)
     s = Session(tmp_project)
     s.committed.connect(s.refresh)
     assert [c.segment_status for c in s.cards] == ["not baked", "not baked", ""]
-    poses = [s.states[0].pose.completed(s.scene)] * 25
-    save_segment(tmp_project, "s1..s2", Tracks.from_poses(1001, poses), tool="hold", bounds_hash="x")
+    held = Tracks.from_poses(1001, [s.states[0].pose.completed(s.scene)] * 25)
+    save_segment(tmp_project, "s1..s2", held, tool="hold", bounds_hash=bounds_hash(tmp_project, "s1..s2"))
     assert [(c.segment, c.segment_status) for c in s.cards[:2]] == [("s1..s2", "baked"), ("s2..s3", "not baked")]
-    save_reports(tmp_project, "segment:s1..s2", [Report(n, "pass") for n in
-                 ("AnimationWellFormed", "JointLimits", "NoPenetration", "EventsSatisfied")], checked_hash="x")
+    passing = [Report(n, "pass") for n in ("AnimationWellFormed", "JointLimits", "NoPenetration", "EventsSatisfied")]
+    save_reports(tmp_project, "segment:s1..s2", passing, checked_hash="x")
+    assert s.cards[0].segment_status == "baked"          # those checks were of other tracks: no verdict
+    save_reports(tmp_project, "segment:s1..s2", passing, checked_hash=held.hash())
     assert s.cards[0].segment_status == "passing"
-    save_reports(tmp_project, "segment:s1..s2", [Report("NoPenetration", "fail")], checked_hash="x")
+    save_reports(tmp_project, "segment:s1..s2", [Report("NoPenetration", "fail")], checked_hash=held.hash())
     assert s.cards[0].segment_status == "failing"
+    moved = Tracks.from_poses(1001, [s.states[0].pose.completed(s.scene)] * 24 + [s.states[1].pose.completed(s.scene)])
+    save_segment(tmp_project, "s1..s2", moved, tool="interpolate", bounds_hash=bounds_hash(tmp_project, "s1..s2"))
+    assert s.cards[0].segment_status == "baked"          # re-baked after its checks ran
+    pose = s.states[1].pose.completed(s.scene)
+    pose.roots["crate"] = [-0.4, 0.1, 0, 1, 0, 0, 0]
+    SetPose(tmp_project, "s2", pose).do()
+    assert s.cards[0].segment_status == "stale"          # baked for s2 as it was
 
 
 def test_an_empty_project_has_a_timeline_to_key_on(tmp_project):

@@ -94,11 +94,15 @@ def test_editing_an_approved_pose_turns_its_card_stale(window, qtbot):
 
 
 def test_pins_sit_at_failing_frames_and_a_click_lands_there(window, qtbot, tmp_path):
+    from studio.scene.pose import Tracks
+    from studio.timeline.film import film_hash, save_segment
     project = window.session.project
-    save_reports(project, "film", [
+    held = [window.session.pose_at(f) for f in range(1001, 1050)]          # a film that holds each key
+    save_segment(project, "s1..s3", Tracks.from_poses(1001, held), tool="hold", bounds_hash="x")
+    save_reports(project, "film", [                    # reports of that very film: current, so pinned
         Report("NoPenetration", "fail", [{"frame": 1030, "a": "crate", "b": "post", "depth_m": 0.02,
                                           "point": [0.8, 0.8, 0.3]}]),
-        Report("Supported", "fail", [{"frame": 1040, "body": "crate"}])], checked_hash="x")
+        Report("Supported", "fail", [{"frame": 1040, "body": "crate"}])], checked_hash=film_hash(project))
     settle(qtbot, window, lambda: sorted(window.session.failures_at) == [1030, 1040])
     bar = window.scrubber.bar
     label = window.scrubber.pins_label                 # full words where they fit, short ones where not

@@ -56,3 +56,25 @@ def test_cancel_is_seen_by_the_function_and_errors_come_back_as_text(qtbot):
     with qtbot.waitSignal(bad.failed, timeout=5000) as failed:
         bad.start()
     assert failed.args == ["KeyError: 'crate'"]
+
+
+def test_work_that_ends_after_its_object_is_gone_tells_no_one_and_prints_nothing(qtbot, capfd):
+    """The window closed (or the application quit) while the work ran: nothing to report to,
+    and no traceback on the person's terminal."""
+    import shiboken6
+    from PySide6.QtCore import QThreadPool
+    pool = QThreadPool()                    # its own pool: waiting on it waits for this work only
+    release, ended = threading.Event(), threading.Event()
+
+    def slow(state):
+        release.wait(10)
+        state.progress(0.5, "half")
+        ended.set()
+        return 1
+
+    w = Worker(slow).start(pool)
+    shiboken6.delete(w)                     # as a closed window's workers are deleted with it
+    release.set()
+    assert pool.waitForDone(10000) and ended.is_set()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "RuntimeError" not in err, err

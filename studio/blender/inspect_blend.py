@@ -38,7 +38,8 @@ def describe(frames: list[int]) -> dict:
            "resolution": [scene.render.resolution_x, scene.render.resolution_y],
            "camera": scene.camera.name if scene.camera else None,
            "objects": {}, "joints": {}, "frames": {},
-           "shots": [{"frame": m.frame, "camera": m.camera.name} for m in scene.timeline_markers if m.camera]}
+           "shots": [{"frame": m.frame, "camera": m.camera.name, "name": m.name}
+                     for m in sorted(scene.timeline_markers, key=lambda m: m.frame) if m.camera]}
     for ob in scene.objects:
         out["objects"][ob.name] = {"type": ob.type, "parent": ob.parent.name if ob.parent else None}
         if "keypose_joint" in ob:

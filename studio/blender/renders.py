@@ -14,7 +14,7 @@ import os
 import bpy
 
 from keyframes import apply_pose
-from outputs import LOW_SPACE, DiskFull, emit, fail_now, free_bytes, inside_folder, part_path, publish
+from outputs import LOW_SPACE, DiskFull, SpecError, emit, fail_now, free_bytes, inside_folder, part_path, publish
 from scene_from_ir import place_camera
 
 
@@ -32,16 +32,19 @@ def render_still(path: str) -> str:
 
 def render_stills(objects: dict, ir: dict, states: list[dict], cameras: list[str], out_dir: str,
                   job_dir: str) -> dict[str, str]:
-    """Each state through each camera, as `<state>_<camera>.png`; return {relpath: sha256}."""
+    """Each state through the cameras it names (`through`: its shot's camera), else through
+    each of `cameras`, as `<state>_<camera>.png`; return {relpath: sha256}."""
     scene = bpy.context.scene
     done: dict[str, str] = {}
-    total = len(states) * len(cameras)
+    total = sum(len(s.get("through") or cameras) for s in states)
     for s in states:
         scene.frame_current = int(s["frame"])
         apply_pose(objects, ir, s["pose"])
         for cam, at in s.get("cameras", {}).items():      # following cameras, placed for this pose
             place_camera(objects[cam], at["position"], at["target"])
-        for cam in cameras:
+        for cam in s.get("through") or cameras:
+            if cam not in objects or objects[cam].type != "CAMERA":
+                raise SpecError(f"spec states[{s['id']!r}].through: no camera named {cam!r}")
             scene.camera = objects[cam]
             w, h = objects[cam]["resolution"]
             if s.get("resolution"):

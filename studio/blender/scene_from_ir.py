@@ -181,7 +181,8 @@ def set_frame_range(fps: int, frame_start: int, frame_end: int) -> None:
 
 
 def set_shots(shots: list[dict], objects: dict) -> None:
-    """Timeline markers bound to cameras: the film cuts to each shot's camera at its frame."""
+    """One timeline marker per shot, named for it and bound to its camera (as Blender's Bind
+    Camera to Markers does): the film cuts to each shot's camera at its first frame."""
     scene = bpy.context.scene
     for s in shots:
         cam = objects.get(s["camera"])

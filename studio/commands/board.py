@@ -11,6 +11,7 @@ from studio.store.shown import shown
 from studio.store.reports import load_reports
 from studio.timeline import film
 from studio.timeline.bake import bounds_hash
+from studio.timeline.split import stale_reason
 from studio.timeline.gate import board_status, check_status
 from studio.timeline.plan import load_plan, plan_segments
 from studio.timeline.reviews import by_whom
@@ -71,7 +72,7 @@ def cmd_status(args) -> int:
             if row is None:
                 state = "not baked"
             elif row["bounds_hash"] != bounds_hash(project, seg):
-                state = f"stale: its states changed since it was baked ({row['tool']})"
+                state = f"stale: {stale_reason(row['bounds_hash'])} ({row['tool']})"
             else:
                 state = f"baked {row['start']}..{row['end']} ({row['tool']})"
             print(f"segment {seg:<24} {state}")

@@ -17,6 +17,7 @@ from studio.store.reports import Report, failing_required, load_reports
 from studio.timeline.bake import bounds_hash
 from studio.timeline.film import film_hash, list_segments, load_film_tracks
 from studio.timeline.gate import board_status
+from studio.timeline.split import stale_reason
 
 
 @dataclass
@@ -37,7 +38,7 @@ def film_gate(project: Project) -> GateResult:
     states = [{"state": st.state_id, "status": st.status, "reasons": st.reasons}
               for st in board_status(project, scene) if not st.ok]
     reasons = [f"state {st['state']}: {st['reasons'][0]}" for st in states]
-    reasons += [f"segment {r['segment']}: baked against states that have changed since; bake it again"
+    reasons += [f"segment {r['segment']}: {stale_reason(r['bounds_hash'])}"
                 for r in list_segments(project) if r["bounds_hash"] != bounds_hash(project, r["segment"], scene)]
     reports, checked = load_reports(project, "film")
     h = film_hash(project)          # tracks, design and plan, as the verifiers bind their reports

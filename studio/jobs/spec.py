@@ -24,6 +24,8 @@ from studio.scene.pose import Pose, Tracks
 from studio.store.names import NameProblem, check_id
 from studio.store.project import Project, write_atomic
 from studio.timeline.film import load_film_tracks
+from studio.timeline.plan import load_plan
+from studio.timeline.shots import ShotProblem, cuts, state_camera
 from studio.timeline.storyboard import content_hash, list_states
 
 
@@ -78,10 +80,14 @@ def resolution_of(scene: Scene, camera: str | None, resolution: tuple[int, int] 
     return list(scene.camera(camera).resolution) if camera else list(scene.cameras[0].resolution)
 
 
-def shots_of(scene: Scene, states) -> list[dict]:
-    """Cuts to each state's shot camera at its frame (states whose shot names a camera)."""
-    names = {c.name for c in scene.cameras}
-    return [{"frame": s.frame, "camera": s.shot, "name": f"{s.id}:{s.shot}"} for s in states if s.shot in names]
+def shots_of(project: Project, scene: Scene, first: int, last: int) -> list[dict]:
+    """The film's cuts over first..last, each a timeline marker named for its shot and bound
+    to the shot's camera (the plan says which camera sees which shot)."""
+    try:
+        found = cuts(scene, load_plan(project), list_states(project), first, last)
+    except ShotProblem as e:
+        raise SpecProblem(f"{project.path}: {e}") from None
+    return [{"frame": c.frame, "camera": c.camera, "name": c.shot or c.camera} for c in found]
 
 
 def base_spec(project: Project, kind: str, job_dir: Path, scene: Scene, engine: str) -> dict:
@@ -98,7 +104,7 @@ def base_spec(project: Project, kind: str, job_dir: Path, scene: Scene, engine: 
 def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = None,
                cameras: list[str] | None = None, engine: str = "BLENDER_WORKBENCH",
                resolution=None) -> dict:
-    """Storyboard stills: each state through each camera."""
+    """Storyboard stills: each state through its shot's camera, or through each camera named."""
     scene = load_scene(project)
     states = list_states(project)
     if state_ids:
@@ -108,7 +114,12 @@ def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = No
         states = [s for s in states if s.id in state_ids]
     if not states:
         raise SpecProblem(f"{project.path}: the storyboard has no states to render")
-    cams = cameras or [c.name for c in scene.cameras]
+    plan = load_plan(project)
+    try:                                  # by default each state through its own shot's camera
+        own = {s.id: state_camera(scene, plan, s) for s in states}
+    except ShotProblem as e:
+        raise SpecProblem(f"{project.path}: {e}") from None
+    cams = list(cameras) if cameras else sorted(set(own.values()), key=[c.name for c in scene.cameras].index)
     for c in cams:
         scene.camera(c)
     try:                                  # ids become file names: checked again where they are used
@@ -120,13 +131,15 @@ def still_spec(project: Project, job_dir: Path, state_ids: list[str] | None = No
         raise SpecProblem(f"{project.path}: {e}") from None
     spec = base_spec(project, "still", job_dir, scene, engine)
     res = resolution_of(scene, None, resolution) if resolution else None
+    through = {s.id: list(cameras) if cameras else [own[s.id]] for s in states}
     spec.update(steps=["stills"], cameras=cams, resolution=res or list(scene.cameras[0].resolution),
-                states=[{"id": s.id, "frame": s.frame, "shot": s.shot, "resolution": res,
+                states=[{"id": s.id, "frame": s.frame, "shot": s.shot, "resolution": res, "through": through[s.id],
                          "pose": s.pose.completed(scene).to_dict(), "cameras": _placed(scene, s.pose)}
                         for s in states])
-    spec["expected"] = [f"out/stills/{s.id}_{c}.png" for s in states for c in cams]
+    spec["expected"] = [f"out/stills/{s.id}_{c}.png" for s in states for c in through[s.id]]
     spec["deliver"] = {rel: f"renders/stills/{Path(rel).name}" for rel in spec["expected"]}
-    spec["record_stills"] = {s.id: f"out/stills/{s.id}_{_still_camera(s, cams)}.png" for s in states}
+    spec["record_stills"] = {s.id: f"out/stills/{s.id}_{own[s.id] if own[s.id] in through[s.id] else through[s.id][0]}.png"
+                             for s in states}
     spec["state_hashes"] = {s.id: content_hash(scene, s.pose, s.frame) for s in states}
     return spec
 
@@ -147,10 +160,6 @@ def camera_paths(scene: Scene, tracks: Tracks) -> dict[str, dict]:
         return {}
     world = tracks_world(scene, tracks)
     return {c.name: camera_path(c, world) for c in follow}
-
-
-def _still_camera(state, cams: list[str]) -> str:
-    return state.shot if state.shot in cams else cams[0]
 
 
 def film_tracks(project: Project, scene: Scene) -> Tracks:
@@ -181,7 +190,7 @@ def video_spec(project: Project, job_dir: Path, kind: str = "preview", camera: s
     video = f"out/{kind}.mp4"
     spec.update(steps=["frames", "encode"], tracks="tracks.npz", tracks_hash=tracks.hash(),
                 frame_start=frames[0], frame_end=frames[-1], camera=camera or scene.cameras[0].name,
-                shots=[] if camera else shots_of(scene, list_states(project)),
+                shots=[] if camera else shots_of(project, scene, frames[0], frames[-1]),
                 resolution=resolution_of(scene, camera, resolution), samples=int(samples),
                 camera_paths=camera_paths(scene, tracks),
                 video=video, quality="HIGH" if kind == "film" else "MEDIUM",
@@ -209,7 +218,7 @@ def blend_spec(project: Project, job_dir: Path, deliver_to: str, camera: str | N
     spec.update(steps=["blend"], tracks="tracks.npz", tracks_hash=tracks.hash(),
                 frame_start=tracks.frame_start, frame_end=tracks.frame_end,
                 camera=camera or scene.cameras[0].name,
-                shots=[] if camera else shots_of(scene, list_states(project)),
+                shots=[] if camera else shots_of(project, scene, tracks.frame_start, tracks.frame_end),
                 resolution=resolution_of(scene, camera, resolution), blend="out/film.blend",
                 camera_paths=camera_paths(scene, tracks))
     spec["expected"] = ["out/film.blend"]

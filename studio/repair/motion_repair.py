@@ -229,8 +229,10 @@ class ApplyFilmRepair(Command):
                 for sid in self.keyed:
                     box.call("review_state", {"state": sid, "verdict": "approve",
                                               "note": f"key state of repair {p.id}, seen before and after"})
-                for seg in dropped:
-                    box.call("drop_segment", {"segment": seg})
+                baked = {r["segment"] for r in film.list_segments(self.project)}
+                for seg in dropped:              # a key state keyed inside it has cut it already
+                    if seg in baked:
+                        box.call("drop_segment", {"segment": seg})
                 for seg in touched:
                     box.call("author_segment", {"segment": seg})
                 _set_status(self.project, p.id, "approved", "", self.reviewer, "approve repair")

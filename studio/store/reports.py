@@ -80,3 +80,11 @@ def load_reports(project: Project, target: str) -> tuple[list[Report], str | Non
     reports = [Report(r["name"], r["verdict"], stored(r["evidence"], db, "reports", r["id"], "evidence", []),
                       stored(r["metrics"], db, "reports", r["id"], "metrics", {}), r["seconds"] or 0.0) for r in rows]
     return reports, (rows[0]["checked_hash"] if rows else None)
+
+
+def report_lines(project: Project, target: str) -> tuple[list[tuple[str, str, int, float]], str | None]:
+    """(name, verdict, evidence count, seconds) of each stored report of `target`, and the hash
+    they checked: what a table of verdicts shows, without reading the evidence itself."""
+    rows = project.db.execute("SELECT name, verdict, json_array_length(evidence), seconds, checked_hash "
+                              "FROM reports WHERE target = ? ORDER BY id", [target]).fetchall()
+    return [(r[0], r[1], int(r[2] or 0), float(r[3] or 0.0)) for r in rows], (rows[0][4] if rows else None)

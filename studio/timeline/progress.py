@@ -20,6 +20,7 @@ from studio.timeline import film
 from studio.timeline.bake import bounds_hash
 from studio.timeline.gate import board_status, parse_segment
 from studio.timeline.plan import PlanError, load_plan, plan_segments, validate_plan
+from studio.timeline.split import cut_from
 
 WEIGHTS = {"plan": 0.1, "scene": 0.1, "states": 0.3, "segments": 0.3, "render": 0.2}
 VIDEO = (".mp4", ".mov", ".mkv")
@@ -30,10 +31,12 @@ def film_verified(project: Project) -> tuple[bool, str]:
     current = film.film_hash(project)
     if current is None:
         return False, "film: no baked tracks"
-    stale = [r["segment"] for r in film.list_segments(project)
-             if r["bounds_hash"] != bounds_hash(project, r["segment"])]
+    stale = [r for r in film.list_segments(project) if r["bounds_hash"] != bounds_hash(project, r["segment"])]
     if stale:
-        return False, f"film: {', '.join(stale)} baked against states that have changed since"
+        cut = [r["segment"] for r in stale if cut_from(r["bounds_hash"])]
+        if cut:
+            return False, f"film: {', '.join(cut)} cut by a new key; bake {'them' if len(cut) > 1 else 'it'} again"
+        return False, f"film: {', '.join(r['segment'] for r in stale)} baked against states that have changed since"
     reports, checked = load_reports(project, "film")
     if not reports:
         return False, "film: not verified"
@@ -108,7 +111,8 @@ def progress(project: Project) -> tuple[float, list[str]]:
             elif seg not in baked:
                 missing.append(f"segment {seg}: not baked")
             elif baked[seg]["bounds_hash"] != bounds_hash(project, seg, scene):
-                missing.append(f"segment {seg}: its states changed since it was baked")
+                missing.append(f"segment {seg}: " + ("cut by a new key; bake it again" if cut_from(
+                    baked[seg]["bounds_hash"]) else "its states changed since it was baked"))
             elif not (verified or _segment_passes(project, seg, baked[seg]["hash"])):
                 missing.append(f"segment {seg}: baked, not verified passing")
                 good += 0.5

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from studio.scene.ir import Scene, canonical_hash
 from studio.scene.meshes import geometry_hash, scene_design_id
 from studio.scene.pose import Pose
+from studio.scene.reading import read_memo
 from studio.store.json_reading import JsonRefused, stored
 from studio.store.names import check_id
 from studio.store.project import Project, now
@@ -28,13 +29,21 @@ class State:
 
 def content_hash(scene: Scene, pose: Pose, frame: int) -> str:
     """hash(pose, frame, design_id, geometry hashes, cameras) per DESIGN.md."""
-    return canonical_hash({
-        "pose": pose.completed(scene).to_dict(),
-        "frame": int(frame),
-        "design_id": scene_design_id(scene),
-        "geometry": {b.name: geometry_hash(b.geometry) for b in scene.bodies},
-        "cameras": [c.to_dict() for c in scene.cameras],
-    })[:16]
+    return canonical_hash({"pose": pose.completed(scene).to_dict(), "frame": int(frame), **_scene_part(scene)})[:16]
+
+
+def _scene_part(scene: Scene) -> dict:
+    """The scene's share of every state's content hash (once per scene inside a read-only pass)."""
+    memo = read_memo()
+    key = ("content_scene", id(scene))
+    if memo is not None and key in memo:
+        return memo[key][1]
+    part = {"design_id": scene_design_id(scene),
+            "geometry": {b.name: geometry_hash(b.geometry) for b in scene.bodies},
+            "cameras": [c.to_dict() for c in scene.cameras]}
+    if memo is not None:
+        memo[key] = (scene, part)
+    return part
 
 
 def list_states(project: Project) -> list[State]:

@@ -10,7 +10,12 @@ from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
 from studio.scene.transforms import compose, from_7, to_7
 from studio.timeline.commands import SetState
-from studio.timeline.storyboard import State, get_state
+from studio.timeline.film import list_segments
+from studio.timeline.plan import PlanError, load_plan, validate_plan
+from studio.timeline.segment_commands import KeyInside
+from studio.timeline.shots import shot_at
+from studio.timeline.split import find_split, split_plan
+from studio.timeline.storyboard import State, get_state, list_states
 
 from studio.tools.context import ToolContext, ToolOutcome
 from studio.tools.errors import ToolRefused
@@ -37,7 +42,35 @@ def set_state(box: ToolContext, a: dict) -> ToolOutcome:
     cmd = SetState(box.project, st, box.actor)
     if cur is not None and set(a) <= {"state", "roots", "joints"}:
         cmd.label = f"pose {st.id}"               # only the pose changes
+    if cur is None:
+        return _new_key(box, a, st, cmd)
     return box.run("set_state", a, cmd, {"state": st.id, "frame": st.frame})
+
+
+def _new_key(box: ToolContext, a: dict, st: State, cmd: SetState) -> ToolOutcome:
+    """A new state; inside a segment it splits it (the plan's entry and the baked tracks)."""
+    states = {s.id: s for s in list_states(box.project)}
+    plan = load_plan(box.project)
+    split = find_split(plan, states, st.id, st.frame)
+    if not st.shot and plan:
+        st.shot = shot_at(plan, list(states.values()), st.frame)
+    after = None
+    if split is not None:
+        after = split_plan(plan, split, st.shot, st.description, list(states.values()))
+        try:
+            validate_plan(after, load_scene(box.project))
+        except PlanError as e:
+            raise ToolRefused(f"set_state: {st.id} at frame {st.frame} splits {split.segment}, but the plan "
+                              f"would not hold: {e}") from None
+    cut = [r["segment"] for r in list_segments(box.project) if r["start"] < st.frame < r["end"]]
+    if split is None and not cut:
+        return box.run("set_state", a, cmd, {"state": st.id, "frame": st.frame})
+    result = {"state": st.id, "frame": st.frame}
+    if split is not None:
+        result.update(split=split.segment, into=list(split.halves), **({"notes": split.notes} if split.notes else {}))
+    if cut:
+        result["cut"] = cut
+    return box.run("set_state", a, KeyInside(box.project, cmd, split, after, box.actor), result)
 
 
 def _pose_edit(box: ToolContext, name: str, a: dict, st: State, pose: Pose, extra: dict) -> ToolOutcome:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from studio.scene.ir import Scene
 from studio.store.project import Project
 from studio.store.reports import REQUIRED, Report, load_reports
-from studio.timeline.storyboard import State
+from studio.timeline.film import film_hash
+from studio.timeline.storyboard import State, content_hash
 
 KIND_OF_CHECK = {"NoPenetration": "penetration", "Supported": "floating", "JointLimits": "joint"}
 
@@ -34,6 +35,7 @@ class Failure:
     required: bool = False
     target: str = "film"
     push: tuple[float, float, float] | None = None     # penetration: the move (m) that separates a from b
+    stale: bool = False            # found on an older film or version of the state than the one there now
 
 
 def _frames(ev: dict, default: int | None) -> list[int]:
@@ -125,7 +127,8 @@ def _vec(v) -> tuple[float, float, float] | None:
     return None
 
 
-def report_failures(report: Report, scene: Scene, target: str, default_frame: int | None) -> list[Failure]:
+def report_failures(report: Report, scene: Scene, target: str, default_frame: int | None,
+                    stale: bool = False) -> list[Failure]:
     if report.verdict not in ("fail", "error"):
         return []
     kind = KIND_OF_CHECK.get(report.name, "other")
@@ -134,8 +137,8 @@ def report_failures(report: Report, scene: Scene, target: str, default_frame: in
     if report.verdict == "error" and not report.evidence:
         reason = str((report.metrics or {}).get("error") or "the check crashed")
         frames = [default_frame] if default_frame is not None else []
-        return [Failure(f, report.name, kind, (), f"{report.name} could not run: {reason}", None, required, target)
-                for f in frames]
+        return [Failure(f, report.name, kind, (), f"{report.name} could not run: {reason}", None, required, target,
+                        stale=stale) for f in frames]
     for ev in report.evidence or [{}]:
         ev = ev if isinstance(ev, dict) else {}
         bodies, text = describe(report.name, ev, scene)
@@ -144,20 +147,23 @@ def report_failures(report: Report, scene: Scene, target: str, default_frame: in
         if axis is not None and isinstance(ev.get("push_m"), (int, float)):
             push = tuple(a * float(ev["push_m"]) for a in axis)
         for f in _frames(ev, default_frame):
-            out.append(Failure(f, report.name, kind, bodies, text, pt, required, target, push))
+            out.append(Failure(f, report.name, kind, bodies, text, pt, required, target, push, stale))
     return out
 
 
 def current_failures(project: Project, scene: Scene, states: list[State]) -> list[Failure]:
-    """Every failure of the film's report and of each state's report, in frame order."""
+    """Every failure of the film's report and of each state's report, in frame order; those
+    found on an older film (or an older version of the state) are marked `stale`."""
     out: list[Failure] = []
-    film, _ = load_reports(project, "film")
+    film, checked = load_reports(project, "film")
+    film_now = film_hash(project) if film else None
     for r in film:
-        out += report_failures(r, scene, "film", None)
+        out += report_failures(r, scene, "film", None, stale=checked != film_now)
     for s in states:
-        reports, _ = load_reports(project, f"state:{s.id}")
+        reports, checked = load_reports(project, f"state:{s.id}")
+        stale = bool(reports) and checked != content_hash(scene, s.pose, s.frame)
         for r in reports:
-            out += report_failures(r, scene, f"state:{s.id}", s.frame)
+            out += report_failures(r, scene, f"state:{s.id}", s.frame, stale=stale)
     out.sort(key=lambda f: (f.frame, not f.required, f.check))
     return out
 
@@ -186,9 +192,16 @@ def failing_frame_counts(failures_at: dict[int, list[Failure]]) -> tuple[int, in
     return required, advisory
 
 
-def pins_texts(failures_at: dict[int, list[Failure]]) -> tuple[str, ...]:
+def pins_texts(failures_at: dict[int, list[Failure]], stale_at: dict[int, list[Failure]] | None = None,
+               film: str = "current") -> tuple[str, ...]:
     """The scrubber's count in full words and shorter, e.g. '0 required / 306 advisory failing
-    frames', '0 req / 306 adv', '0 / 306'."""
+    frames', '0 req / 306 adv', '0 / 306'. While the film's verdicts are older than the film
+    (`film` "stale", or "unverified") it says so first, and counts the old ones as stale."""
+    if film in ("stale", "unverified"):
+        was = len(stale_at or {})
+        head = ("film not verified yet" if film == "unverified" else
+                "film changed since verified: verdicts stale" + (f" ({was} frames failed before)" if was else ""))
+        return (head, "verdicts stale" if film == "stale" else "not verified", "stale")
     if not failures_at:
         return ("no failures",)
     required, advisory = failing_frame_counts(failures_at)
@@ -278,16 +291,18 @@ def frame_spans(frames) -> str:
     return ", ".join(words) + (f" and {len(spans) - 6} more" if len(spans) > 6 else "")
 
 
-def refusal_text(failures: list[Failure]) -> str:
-    """Why an export is refused, frame by frame, and what to do next."""
+def refusal_text(failures: list[Failure], reasons: list[str] | None = None, next_step: str = "") -> str:
+    """Why an export is refused: the gate's reasons first (the real one leads), then the failing
+    frames of the current film, then what to do next about the first reason."""
     by_check: dict[str, set[int]] = {}
     for f in failures:
-        if f.required and f.target == "film":
+        if f.required and f.target == "film" and not f.stale:
             by_check.setdefault(f.check, set()).add(f.frame)
-    lines = [f"• {check} fails on frame{'s' if len(frames) != 1 else ''} {frame_spans(frames)} "
-             f"({len(frames)} frame{'s' if len(frames) != 1 else ''})" for check, frames in sorted(by_check.items())]
+    lines = [f"• {r}" for r in reasons or [] if not r.split(":")[0] in by_check]
+    lines += [f"• {check} fails on frame{'s' if len(frames) != 1 else ''} {frame_spans(frames)} "
+              f"({len(frames)} frame{'s' if len(frames) != 1 else ''})" for check, frames in sorted(by_check.items())]
     first = min((min(v) for v in by_check.values()), default=None)
-    step = (f"Next: go to frame {first} (Ctrl+] steps through the failures), fix it in Repair review or by "
-            f"editing the keys either side, then Verify and export again." if first is not None else
-            "Next: Verify the film, then export again.")
+    step = next_step or (f"Next: go to frame {first} (Ctrl+] steps through the failures), fix it in Repair review "
+                         f"or by editing the keys either side, then Verify and export again." if first is not None
+                         else "Next: Verify the film, then export again.")
     return "\n".join(lines + ["", step])

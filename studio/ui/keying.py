@@ -26,22 +26,14 @@ def default_key_name(session: Session, frame: int) -> str:
 def key_arguments(session: Session, frame: int, name: str, description: str = "") -> dict:
     """The `set_state` call that keys the pose shown at `frame` under `name`."""
     pose = session.pose_at(frame).completed(session.scene)
-    held = session.state_at(frame)
+    shot = session.shot_at(frame)
     args = {"state": name, "frame": int(frame), "description": description,
             "roots": {k: [float(x) for x in v] for k, v in pose.roots.items()},
             "joints": {k: ([float(x) for x in v] if isinstance(v, (list, tuple)) else float(v))
                        for k, v in pose.joints.items()}}
-    shot = planned_shot(session, frame) or (held.shot if held is not None else "")
     if shot:
         args["shot"] = shot
     return args
-
-
-def planned_shot(session: Session, frame: int) -> str:
-    """The plan's shot that holds `frame`, if any."""
-    from studio.timeline.plan import load_plan
-    shots = (load_plan(session.project) or {}).get("shots", [])
-    return next((s["id"] for s in shots if s.get("start", 0) <= frame <= s.get("end", -1)), "")
 
 
 def key_frame(session: Session, stack: CommandStack, frame: int, name: str, description: str = "") -> str:

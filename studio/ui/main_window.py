@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 
 from studio.timeline.commands import CommandStack
 
-from studio.ui.panels import optional_panels
+from studio.ui.panels import optional_panels, preload
 from studio.ui.qt_layout import LAYOUT_VERSION, restore_layout, save_layout, side_widths, tabify_side
 from studio.ui.qt_manipulator import Manipulator
 from studio.ui.playhead import Playhead
@@ -46,6 +46,7 @@ class MainWindow(QMainWindow):
         if session is not None:
             self.show_session(session)
         else:
+            preload()
             hint = QLabel("File › Open Project… to open a project folder.")
             hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self.setCentralWidget(hint)
@@ -126,10 +127,10 @@ class MainWindow(QMainWindow):
         self.redo_action.setEnabled(self.stack.can_redo)
 
     def undo(self) -> None:
-        self._guarded(self.stack.undo)
+        self._guarded(self.stack.undo, "Undone")
 
     def redo(self) -> None:
-        self._guarded(self.stack.redo)
+        self._guarded(self.stack.redo, "Redone")
 
     def _scrubber_call(self, name: str, direction: int) -> None:
         scrubber = getattr(self, "scrubber", None)
@@ -168,14 +169,14 @@ class MainWindow(QMainWindow):
             self._fresh_layout = False
             side_widths(self, *self._sides)
 
-    def _guarded(self, fn) -> None:
+    def _guarded(self, fn, done: str = "") -> None:
         try:
             cmd = fn()
         except (ValueError, KeyError) as e:
             self.statusBar().showMessage(str(e), 8000)
             return
         if cmd is not None:
-            self.statusBar().showMessage(f"{cmd.label}", 4000)
+            self.statusBar().showMessage(f"{done}: {cmd.label}" if done else cmd.label, 6000)
 
     # ---- the project -----------------------------------------------------
     def choose_project(self) -> None:
@@ -185,7 +186,7 @@ class MainWindow(QMainWindow):
 
     def open_project(self, path: Path) -> bool:
         try:
-            session = Session.open(path)
+            session = Session.open(path, read=False)     # read on a worker: the window stays live
         except Exception as e:     # a project that cannot be opened: say why, keep the current one
             QMessageBox.warning(self, "Cannot open project", str(e))
             return False
@@ -244,6 +245,9 @@ class MainWindow(QMainWindow):
         self.export_action.setEnabled("Jobs" in self.panels)
         self._views = [self.viewport, self.scrubber, self.storyboard, *self.panels.values()]
         self.qsession.changed.connect(self._on_changed)
+        self.qsession.read_failed.connect(lambda m: self.statusBar().showMessage(m, 10000))
+        if "Checks" in self.panels:           # "verifying…" in the status bar while the dock verifies
+            self.panels["Checks"].verifying_changed.connect(self._on_changed)
         self._on_changed()
 
     def _raise_dock(self, title: str) -> None:
@@ -265,7 +269,8 @@ class MainWindow(QMainWindow):
         s = self.session
         self.compare_action.setEnabled(len(s.states) >= 2)
         self.playhead.set_range(*s.frame_range())
-        self.progress.setText(progress_text(s))
+        checks = self.panels.get("Checks")
+        self.progress.setText(progress_text(s, verifying=bool(checks and checks.verifying)))
         self.progress.setToolTip(coverage_tip(s))
 
     def export_film(self) -> None:

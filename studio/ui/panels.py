@@ -57,3 +57,19 @@ def optional_panels():
     return [("Checks", RIGHT, _checks), ("Repair review", RIGHT, _repair), ("Notes", RIGHT, _notes),
             ("Plan", LEFT, _plan), ("Scene", LEFT, _build), ("Pose", LEFT, _pose), ("Motion", LEFT, _motion),
             ("Jobs", BOTTOM, _jobs), ("History", BOTTOM, _history)]
+
+
+MODULES = ("qt_checks", "qt_plan", "qt_jobs", "qt_repair", "qt_pose", "qt_history")
+
+
+def preload() -> None:
+    """Import the panels' modules on a thread of their own, so the first File › Open does not
+    wait for them (Python's import lock makes an open meanwhile wait only for what is left)."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        for name in MODULES:
+            importlib.import_module(f"studio.ui.{name}")
+    threading.Thread(target=load, name="preload-panels", daemon=True).start()
+

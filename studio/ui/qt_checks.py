@@ -2,16 +2,22 @@
 the state at the playhead, with its verdict, how much evidence it found and
 how long it took; a Verify button runs the verifiers on a worker, with a
 progress bar, the time left and a Cancel button. Checks whose
-evidence names a body selected in the viewport are shown in bold."""
+evidence names a body selected in the viewport are shown in bold.
+
+One truth: a verdict reached on an older film, or an older version of the
+state, is shown as "stale" (grey), never as a pass or a fail, and the line
+above the table says what the status bar says. After a bake or an edit the
+film, and every state whose content changed, is verified again in the
+background (`AUTO_MS` after the last change), with the same progress bar."""
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QSizePolicy,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from studio.store.project import Project
-from studio.store.reports import ADVISORY, REQUIRED, load_reports
+from studio.store.reports import ADVISORY, REQUIRED, report_lines
 
 from studio.ui.playhead import Playhead
 from studio.ui.qt_session import QtSession
@@ -19,31 +25,47 @@ from studio.ui.job_progress import JobProgress
 from studio.ui.worker import Worker
 
 VERDICT_COLORS = {"pass": "#3fa34d", "fail": "#d1453b", "error": "#d1453b", "not_applicable": "#8a8f98",
-                  "missing": "#d89b2b"}
+                  "missing": "#d89b2b", "stale": "#8a8f98"}
 COLUMNS = ("target", "check", "kind", "verdict", "evidence", "seconds")
+AUTO_MS = 400
 
 
 def verify_project(path, state) -> str:
     """Run the verifiers on every state and on the baked film (a plain function for a worker)."""
-    from studio.checks.run import verify_film, verify_state
+    return verify_targets(path, None, True, state)
+
+
+def verify_targets(path, state_ids: list[str] | None, film: bool, state) -> str:
+    """Verify the given states (every state when None), then the film if asked and baked.
+
+    Each state is checked by a `run_verifiers` call of the tool layer, as Approve checks one:
+    recorded with the project's calls, so a replay of them checks (and may approve) the same
+    states."""
+    from studio.checks.run import verify_film
     from studio.timeline.film import list_segments
     from studio.timeline.storyboard import list_states
+    from studio.tools.box import ToolBox
     with Project.open(path) as project:
-        states = list_states(project)
+        states = [s for s in list_states(project) if state_ids is None or s.id in state_ids]
+        steps = len(states) + (1 if film else 0)
+        box = ToolBox(project, actor="person")       # on the person's behalf, as the window's other edits
         for i, s in enumerate(states):
             if state.cancelled:
                 return f"cancelled: verified {i} of {len(states)} states; the film was not verified"
-            state.progress(i / max(1, len(states) + 1), f"state {s.id}")
-            verify_state(project, s.id)
+            state.progress(i / max(1, steps), f"state {s.id}")
+            box.call("run_verifiers", {"state": s.id})
+        if not film:
+            return f"verified {len(states)} state{'s' if len(states) != 1 else ''}"
         if not list_segments(project):
             return f"verified {len(states)} states (nothing baked yet)"
-        state.progress(len(states) / (len(states) + 1), "film")
+        state.progress(len(states) / max(1, steps), "film")
         verify_film(project)
-    return f"verified {len(states)} states and the film"
+    return f"verified {len(states)} states and the film" if state_ids is None or states else "verified the film"
 
 
 class QtChecks(QWidget):
     message = Signal(str)
+    verifying_changed = Signal()
 
     def __init__(self, qsession: QtSession, playhead: Playhead, parent: QWidget | None = None):
         super().__init__(parent)
@@ -68,10 +90,13 @@ class QtChecks(QWidget):
         self.bar.hide()
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        self.verdict_label = QLabel("")        # beside Verify, where the bar shows while verifying
+        self.verdict_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         top = QHBoxLayout()
         top.addWidget(self.verify_button)
         top.addWidget(self.cancel_button)
         top.addWidget(self.bar, 1)
+        top.addWidget(self.verdict_label, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
@@ -80,10 +105,20 @@ class QtChecks(QWidget):
         self.job_progress = JobProgress()
         self.setMinimumWidth(300)              # check and verdict readable in a docked column
         self.worker: Worker | None = None
-        qsession.changed.connect(self.reload)
+        self.automatic = False                 # the running worker was started by a change, not by Verify
+        self._verify_after = False             # Verify pressed during an automatic run: a whole run next
+        # what each target was when last looked at (None until the project has been read once)
+        self._seen = dict(self.session.checked) if self.session.sigs[0] is not None else None
+        self._closed = False
+        self._auto = QTimer(self)
+        self._auto.setSingleShot(True)
+        self._auto.setInterval(AUTO_MS)
+        self._auto.timeout.connect(self._verify_changed)
+        qsession.changed.connect(self._on_changed)
         playhead.frame_changed.connect(self._on_frame)
         playhead.selection_changed.connect(lambda _b: self.reload())
         self._shown_targets: list[str] = []
+        self._shown: tuple | None = None
         self.reload()
 
     def _on_frame(self, _frame: int) -> None:
@@ -97,11 +132,59 @@ class QtChecks(QWidget):
             out.append(f"state:{s.id}")
         return out
 
+    @property
+    def verifying(self) -> bool:
+        return self.worker is not None
+
+    def _show_verdict(self) -> None:
+        """The status bar's verdict, word for word, above the table."""
+        v = self.session.verdict
+        self.verdict_label.setText(v.headline(self.verifying) if self.session.signals else "")
+        self.verdict_label.setToolTip("\n".join([v.headline(self.verifying), *v.reasons]))
+        self.verdict_label.setVisible(not self.verifying)
+
+    def _on_changed(self) -> None:
+        self.reload()
+        if self._seen is None:                 # the first read of the project: nothing changed yet
+            self._seen = dict(self.session.checked)
+            return
+        if self.changed_targets():
+            self._auto.start()                 # the last change of a burst starts it
+
+    def changed_targets(self) -> list[str]:
+        """Targets whose verdicts are older than they are, and that changed since last looked at."""
+        out = []
+        for target, (checked, now) in self.session.checked.items():
+            if now is not None and checked != now and (self._seen or {}).get(target, (None, None))[1] != now:
+                out.append(target)
+        return out
+
+    def baking(self) -> bool:
+        """A bake job is queued or running: the film is about to change again."""
+        return bool(self.session.project.db.execute(
+            "SELECT count(*) FROM jobs WHERE kind = 'bake' AND state IN ('queued', 'running')").fetchone()[0])
+
+    def _verify_changed(self) -> None:
+        if self._closed:
+            return
+        if self.worker is not None or self.baking():
+            self._auto.start()                 # after the run under way, or once the bake has stored it all
+            return
+        targets = self.changed_targets()
+        self._seen = dict(self.session.checked)
+        if not targets:
+            return
+        states = [t.split(":", 1)[1] for t in targets if t.startswith("state:")]
+        film = "film" in targets or (bool(states) and self.session.film is not None)
+        self._start(verify_targets, states, film, automatic=True)
+
     def rows(self) -> list[tuple]:
         rows = []
         for target in self.targets():
-            reports, _ = load_reports(self.session.project, target)
-            by_name = {r.name: r for r in reports}
+            reports, checked = report_lines(self.session.project, target)
+            now = self.session.checked.get(target, (checked, checked))[1]
+            stale = bool(reports) and now is not None and checked != now
+            by_name = {r[0]: r for r in reports}
             for name in (*REQUIRED, *ADVISORY, *sorted(set(by_name) - set(REQUIRED) - set(ADVISORY))):
                 r = by_name.get(name)
                 if r is None and name not in REQUIRED:
@@ -110,7 +193,7 @@ class QtChecks(QWidget):
                 if r is None:
                     rows.append((target, name, kind, "missing", "", ""))
                 else:
-                    rows.append((target, name, kind, r.verdict, str(len(r.evidence)), f"{r.seconds:.2f}"))
+                    rows.append((target, name, kind, "stale" if stale else r[1], str(r[2]), f"{r[3]:.2f}"))
         return rows
 
     def concerning(self) -> set[tuple[str, str]]:
@@ -120,14 +203,22 @@ class QtChecks(QWidget):
 
     def reload(self) -> None:
         self._shown_targets = self.targets()
+        self._show_verdict()
         rows = self.rows()
         concerned = self.concerning()
+        shown = (rows, concerned, self.playhead.selected)
+        if shown == self._shown:               # a job's progress alone: the table is as it was
+            return
+        self._shown = shown
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
             for j, value in enumerate(row):
                 item = QTableWidgetItem(value)
                 if j == 3:
                     item.setForeground(QColor(VERDICT_COLORS.get(value, "#e6e6e6")))
+                    if value == "stale":
+                        item.setToolTip("reached on an older film or version of the state; "
+                                        "verified again after each bake or edit")
                 if (row[0], row[1]) in concerned:
                     font = item.font()
                     font.setBold(True)
@@ -137,17 +228,25 @@ class QtChecks(QWidget):
         self.table.resizeColumnsToContents()
 
     def verify(self) -> None:
+        """Every state and the film (after an automatic run under way, if any)."""
         if self.worker is not None:
+            self._verify_after = self.automatic
             return
+        self._start(verify_targets, None, True, automatic=False)
+
+    def _start(self, fn, *args, automatic: bool) -> None:
+        self.automatic = automatic
         self.verify_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.status.setText("verifying…")
+        self.status.setText("verifying the film after the change…" if automatic else "verifying…")
         self.job_progress.start()
         self.bar.setValue(0)
         self.bar.setFormat("verifying…")
         self.bar.show()
-        self.worker = Worker(verify_project, self.session.project.path)
+        self.worker = Worker(fn, self.session.project.path, *args)
         self.worker.progressed.connect(self._progressed)
+        self._show_verdict()
+        self.verifying_changed.emit()
         self.worker.done.connect(self._finished)
         self.worker.failed.connect(self._finished)
         self.worker.start()
@@ -165,13 +264,22 @@ class QtChecks(QWidget):
 
     def _finished(self, text) -> None:
         self.worker = None
+        if self._closed:                       # the project closed while it ran
+            return
         self.verify_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.bar.hide()
         self.status.setText(str(text))
         self.message.emit(str(text))
         self.session.poll()
+        self._show_verdict()
+        self.verifying_changed.emit()
+        if self._verify_after:
+            self._verify_after = False
+            self.verify()
 
     def close_view(self) -> None:
+        self._closed = True
+        self._auto.stop()
         if self.worker is not None:
             self.worker.cancel()

@@ -14,6 +14,7 @@ from studio.store.settings import load_settings
 
 from studio.ui.export import Export, finish_export, plan_export, queue_blend_check, submit_export
 from studio.ui.failures import refusal_text
+from studio.ui.verdict import Verdict
 from studio.ui.qt_session import QtSession
 
 EXCEPTIONS_TEXT = "Export with exceptions"
@@ -50,8 +51,8 @@ class QtExport(QObject):
     def _refuse(self, export: Export) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, "Export refused",
                           "The storyboard or the required checks do not pass on this film:", parent=self.window)
-        box.setInformativeText("\n".join(f"• {r}" for r in export.failing)
-                               + "\n\n" + refusal_text(self.session.failures)
+        step = Verdict(False, export.failing, self.session.verdict.film).next_step()   # the gate's reasons now
+        box.setInformativeText(refusal_text(self.session.failures, export.failing, step)
                                + f"\n\n{EXCEPTIONS_TEXT} delivers it with a delivery report beside the outputs.")
         accept = box.addButton(EXCEPTIONS_TEXT, QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)

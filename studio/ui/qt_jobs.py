@@ -18,11 +18,9 @@ from studio.jobs import queue
 from studio.jobs.bake_spec import OFFERED, bake_spec
 from studio.jobs.local import LocalRunner
 from studio.jobs.spec import still_spec, video_spec
-from studio.scene.io import load_scene
 from studio.store.project import Project
-from studio.timeline.gate import parse_segment, state_status
-from studio.timeline.trust import verify_project
-from studio.timeline.plan import load_plan, plan_segments
+from studio.timeline.gate import parse_segment
+from studio.timeline.plan import plan_segments
 from studio.timeline.storyboard import get_state
 
 from studio.ui.flipbook import RENDERS, ReelError, comparable_renders, job_reels, latest_render, video_reel
@@ -90,22 +88,12 @@ def offered_end(project: Project, job: queue.Job | None) -> dict | None:
     return offer
 
 
-def approved_segments(project: Project) -> list[str]:
-    """Plan segments whose bounding states would pass the gate."""
-    plan = load_plan(project)
-    if not plan:
-        return []
-    scene = load_scene(project)
-    trust = verify_project(project)              # the audit log is read once, not per state
-    ok: dict[str, bool] = {}
-    out = []
-    for seg in plan_segments(plan):
-        for sid in parse_segment(seg):
-            if sid not in ok:
-                ok[sid] = state_status(project, sid, scene, plan, trust).ok
-        if all(ok[sid] for sid in parse_segment(seg)):
-            out.append(seg)
-    return out
+def ready_segments(session) -> list[str]:
+    """Plan segments whose two states the storyboard shows approved, passing and current (the
+    session's board, read on a worker; the bake job asks the gate again before it bakes)."""
+    ok = {c.state_id for c in session.cards if c.status == "approved"}
+    return [seg for seg in plan_segments(session.plan) if all(s in ok for s in parse_segment(seg))] \
+        if session.plan else []
 
 
 class QtJobs(QWidget):
@@ -285,7 +273,7 @@ class QtJobs(QWidget):
     def bake_motion(self) -> int | None:
         """Every plan segment whose two states are approved, baked in a job process by the
         motion tool its plan entry names."""
-        segments = approved_segments(self.session.project)
+        segments = ready_segments(self.session)
         if not segments:
             self.message.emit("nothing to bake: no plan segment has both its states approved, passing and current")
             return None

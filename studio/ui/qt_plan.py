@@ -169,12 +169,16 @@ class QtPlan(QWidget):
 
     def reload(self) -> None:
         plan = load_plan(self.session.project)
-        self.text.setHtml(plan_html(plan, model=not model_missing()))
+        html = plan_html(plan, model=not model_missing())
+        if html != getattr(self, "_html", None):       # a job's progress alone leaves the plan as it is
+            self._html = html
+            self.text.setHtml(html)
         cams = [c.name for c in self.session.scene.cameras]
-        keep = self.keys_camera.currentText()
-        self.keys_camera.clear()
-        self.keys_camera.addItems(cams)
-        self.keys_camera.setCurrentIndex(max(0, self.keys_camera.findText(keep)))
+        if cams != [self.keys_camera.itemText(i) for i in range(self.keys_camera.count())]:
+            keep = self.keys_camera.currentText()
+            self.keys_camera.clear()
+            self.keys_camera.addItems(cams)
+            self.keys_camera.setCurrentIndex(max(0, self.keys_camera.findText(keep)))
         self.keys_button.setEnabled(bool(cams) and bool(self.session.states))
         self.keys_button.setToolTip(self.keys_button.toolTip() if cams and self.session.states else
                                     "Plan from the keys needs a camera and at least one key state")

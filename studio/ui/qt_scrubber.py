@@ -1,6 +1,7 @@
 """The timeline under the viewport: a frame ruler with the key states named on
 their ticks, two lanes of failures (required above, advisory below) where runs
-of consecutive failing frames are one bar with their count, the in/out range
+of consecutive failing frames are one bar with their count (grey where they
+were found on an older film, which the count then says), the in/out range
 shaded, and the playhead. Above it: transport, previous/next key and failure,
 the frame, the fps readout while playing, and the pin filter.
 
@@ -23,6 +24,7 @@ from studio.ui.playhead import PlaybackClock, Playhead, neighbour
 from studio.ui.qt_session import QtSession
 
 PIN_HIT_PX = 5
+STALE_SHADE = "#5f636b"     # a failure found on an older film: where it was, not that it is
 MARGIN = 10
 KEY_HIT_PX = 4              # how near a key's tick a press on the ruler grabs it
 RULER_H = 18                 # frame numbers and key ticks with names
@@ -59,6 +61,7 @@ class PinBar(QWidget):
         self.setMouseTracking(True)
         self._runs_key = None
         self._runs: dict[str, list[Run]] = {"required": [], "advisory": []}
+        self._stale_runs: dict[str, list[Run]] = {"required": [], "advisory": []}
         self.dragging: tuple[str, int] | None = None      # (key, frame it is dragged to)
         self.selected_segment = ""                          # picked on the film lane, drawn outlined
         qsession.changed.connect(self.update)
@@ -82,10 +85,16 @@ class PinBar(QWidget):
 
     def runs(self) -> dict[str, list[Run]]:
         """The lanes' runs, kept until the failures or the filter change."""
-        key = (id(self.session.failures_at), self.playhead.pin_filter)
+        key = (id(self.session.failures_at), id(self.session.stale_failures_at), self.playhead.pin_filter)
         if key != self._runs_key:
             self._runs_key, self._runs = key, lanes(self.session.failures_at, self.playhead.pin_filter)
+            self._stale_runs = lanes(self.session.stale_failures_at, self.playhead.pin_filter)
         return self._runs
+
+    def stale_runs(self) -> dict[str, list[Run]]:
+        """Runs of failures found on an older film or state: drawn grey, under the current ones."""
+        self.runs()
+        return self._stale_runs
 
     def lane_at(self, y: float) -> str | None:
         if REQUIRED_Y - 2 <= y < REQUIRED_Y + LANE_H + 1:
@@ -210,10 +219,11 @@ class PinBar(QWidget):
             return self._rects
         rects: dict[str, list[QRect]] = {}
         labels = []
+        stale = self.stale_runs()
         for lane, y in (("required", REQUIRED_Y), ("advisory", ADVISORY_Y)):
             last_end: dict[str, int] = {}
-            for r in runs[lane]:
-                shade = pin_shade(r.worst)
+            for r in [*stale[lane], *runs[lane]]:
+                shade = STALE_SHADE if r.worst.stale else pin_shade(r.worst)
                 x0, x1 = int(self.x_of(r.first)) - 1, int(self.x_of(r.last)) + 1
                 width = max(3, x1 - x0 + 1)
                 mine = rects.setdefault(shade, [])
@@ -457,7 +467,8 @@ class QtScrubber(QWidget):
     def _on_changed(self) -> None:
         """New failures: the filter menu offers their checks and bodies; the count follows."""
         self._fill_filter_menu()
-        self.pins_label.set_texts(*pins_texts(self.session.failures_at))
+        self.pins_label.set_texts(*pins_texts(self.session.failures_at, self.session.stale_failures_at,
+                                              self.session.verdict.film))
 
     def _fill_filter_menu(self) -> None:
         cur = self.playhead.pin_filter

@@ -24,7 +24,8 @@ from studio.ui.qt_session import QtSession
 
 STATUS_COLORS = {"approved": "#3fa34d", "pending": "#8a8f98", "rejected": "#d1453b", "stale": "#d89b2b",
                  "failing": "#c0392b"}
-SEGMENT_COLORS = {"passing": "#3fa34d", "baked": "#4a90d9", "failing": "#d1453b", "not baked": "#55595f"}
+SEGMENT_COLORS = {"passing": "#3fa34d", "baked": "#4a90d9", "failing": "#d1453b", "not baked": "#55595f",
+                  "stale": "#d89b2b"}
 CARD_W, CARD_H, STILL_H = 176, 150, 84
 ENLARGED_W = 480                 # a still in the tooltip, wide enough to read a pose
 CardRole = Qt.ItemDataRole.UserRole + 1

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pyvista as pv
 from pyvistaqt import QtInteractor
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from vtkmodules.vtkCommonMath import vtkMatrix4x4
@@ -136,6 +136,8 @@ class QtViewport(QWidget):
         self._drawn_failures: tuple = ()
         self._camera_shown = None
         self._generation = 0
+        self._render_queued = False
+        self._closed = False
         self.triangles = 0
         qsession.scene_changed.connect(self.rebuild)
         qsession.film_changed.connect(self.show_frame)
@@ -199,7 +201,18 @@ class QtViewport(QWidget):
         frame = self.playhead.frame
         return self.session.key_world_at(frame) if self.showing == "state" else self.session.world_at(frame)
 
-    def show_frame(self, *_args) -> None:
+    def request_render(self) -> None:
+        """Render once the events queued now are handled: a burst of changes draws one frame."""
+        if not self._render_queued:
+            self._render_queued = True
+            QTimer.singleShot(0, self._render_requested)
+
+    def _render_requested(self) -> None:
+        self._render_queued = False
+        if not self._closed:
+            self.plotter.render()
+
+    def show_frame(self, *_args, deferred: bool = False) -> None:
         world = self.shown_world()
         for name, m in self._matrices.items():
             w = world.get(name)
@@ -210,7 +223,10 @@ class QtViewport(QWidget):
         self.look.update()
         self._apply_camera()
         self._caption()
-        self.plotter.render()
+        if deferred:
+            self.request_render()
+        else:
+            self.plotter.render()
 
     def set_world(self, world: dict[str, np.ndarray], render: bool = True) -> None:
         """Place bodies from given world matrices (scrubbing benchmark, manipulator previews)."""
@@ -240,7 +256,7 @@ class QtViewport(QWidget):
         self.caption.setText(text)
 
     def _on_changed(self) -> None:
-        self.show_frame()
+        self.show_frame(deferred=True)         # the project changed, not the frame: one render per burst
 
     def _draw_failures(self, force: bool = False) -> None:
         fails = self.session.failures_at.get(self.playhead.frame, [])
@@ -379,10 +395,12 @@ class QtViewport(QWidget):
         return sorted(self._key_ghosts)
 
     def clear_ghost(self) -> None:
+        if not self._ghosts:
+            return
         for name, (ghost, _m) in list(self._ghosts.items()):
             self.plotter.remove_actor(ghost, render=False)
         self._ghosts.clear()
-        self.plotter.render()
+        self.request_render()
 
     @property
     def ghost_bodies(self) -> list[str]:
@@ -419,6 +437,7 @@ class QtViewport(QWidget):
         return self.plotter.screenshot(path, return_img=True)
 
     def close_viewport(self) -> None:
+        self._closed = True
         self._generation += 1
         self.look.touch.reset()                  # a probe still being made lands nowhere
         self.picker.detach()

@@ -1,16 +1,22 @@
 """The open project as the window sees it: the scene, the baked film, the
-states and the pose at any frame, re-read when the project changes.
+states, the storyboard's cards, the failures and the verdict, and the pose at
+any frame, re-read when the project changes.
 
 Qt-free. The project calls back after each commit in this process (possibly
 from a worker thread), and `poll` notices commits by other processes (jobs,
 the CLI) through SQLite's data_version. Neither reloads anything by itself:
-both emit `committed`, and the owner (QtSession on the GUI thread, or a test)
-calls `refresh`, which re-reads and emits `changed`, plus `scene_changed` /
-`film_changed` when those really changed, so the viewport rebuilds only then.
+both emit `committed`. Reading is one plain function, `read_snapshot`, which
+touches only the project it is given and returns what changed since the
+signatures it was given; `apply` takes a snapshot in and emits `changed`, plus
+`scene_changed` / `film_changed` when those really changed, so the viewport
+rebuilds only then. `refresh` reads and applies here and now (tests, the
+CLI); the window reads on a worker with a connection of its own and applies
+on the GUI thread (QtSession).
 """
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,41 +30,123 @@ from studio.scene.reading import reading_scenes
 from studio.scene.pose import Pose, Tracks
 from studio.store.project import Project
 from studio.timeline.film import load_film_tracks
-from studio.timeline.plan import load_plan, shot_camera
+from studio.timeline.plan import load_plan
+from studio.timeline.shots import ShotProblem, camera_of, shot_at
 from studio.timeline.shown import held_state, pose_at
-from studio.timeline.storyboard import State, list_states
+from studio.store.reports import load_reports
+from studio.timeline.storyboard import State, content_hash, list_states
 
 from studio.ui.cards import Card, board_cards
 from studio.ui.events import Event
 from studio.ui.failures import Failure, by_frame, current_failures
+from studio.ui.verdict import Verdict, read_verdict
+
+
+@dataclass
+class Board:
+    """Everything the storyboard, the pins, the status bar and the checks read (the slow part)."""
+    states: list[State]
+    plan: dict | None
+    cards: list[Card]
+    failures: list[Failure]                 # found on the film and the states as they are now
+    stale_failures: list[Failure]           # found on an older film or an older version of a state
+    signals: Signals | None
+    verdict: Verdict
+    checked: dict[str, tuple[str | None, str | None]]   # report target: (hash its reports checked, hash now)
+
+
+@dataclass
+class Snapshot:
+    """One read of the project: each part is None where it did not change since `sigs`."""
+    sigs: tuple
+    scene: Scene | None = None
+    film: tuple | None = None               # (tracks or None, error, world matrices or None)
+    board: Board | None = None
+
+
+def read_snapshot(project: Project, sigs: tuple = (None, None, None), scene: Scene | None = None) -> Snapshot:
+    """Read what changed since `sigs` (scene, film, board signatures). Touches nothing but
+    `project`, so it may run on a worker with a connection of its own; `scene` is the
+    scene the caller holds, used when the scene did not change."""
+    with reading_scenes():
+        db = project.db
+        rows = db.execute("SELECT kind, name, body FROM scene_objects ORDER BY kind, position").fetchall()
+        ssig = hashlib.sha256(repr(rows).encode()).hexdigest()
+        out = Snapshot(sigs)
+        if ssig != sigs[0] or scene is None:
+            scene = out.scene = load_scene(project) if rows else Scene(name=project.name)
+        fsig = db.execute('SELECT group_concat(segment || ":" || hash, ",") FROM tracks').fetchone()[0]
+        if out.scene is not None or fsig != sigs[1]:
+            try:
+                film, error = load_film_tracks(project), ""
+            except ValueError as e:
+                film, error = None, str(e)
+            world = tracks_world(scene, film) if film is not None and film.n_frames and scene.bodies else None
+            out.film = (film, error, world)
+        bsig = (ssig, fsig, board_signature(project))
+        if bsig != sigs[2]:         # a job's progress alone does not recompute the board
+            out.board = read_board(project, scene)
+        out.sigs = (ssig, fsig, bsig)
+        return out
+
+
+def read_board(project: Project, scene: Scene) -> Board:
+    states = list_states(project)
+    found = current_failures(project, scene, states)
+    now = [f for f in found if not f.stale]
+    verdict = read_verdict(project)
+    checked = {"film": (load_reports(project, "film")[1], verdict.film_hash)}
+    for s in states:
+        checked[f"state:{s.id}"] = (load_reports(project, f"state:{s.id}")[1],
+                                    content_hash(scene, s.pose, s.frame) if scene.bodies else None)
+    return Board(states, load_plan(project), board_cards(project, scene, states, now) if scene.bodies else [],
+                 now, [f for f in found if f.stale], signals(project, scene) if scene.bodies else None,
+                 verdict, checked)
+
+
+def board_signature(project: Project) -> tuple:
+    """Cheap marks of everything the cards, pins and progress read (not job progress)."""
+    q = project.db.execute
+    return (q("SELECT count(*), max(updated), group_concat(id || '@' || frame) FROM states").fetchone(),
+            q("SELECT count(*), max(id) FROM reviews").fetchone(),
+            q("SELECT count(*), max(id), max(at) FROM reports").fetchone(),
+            q("SELECT max(updated), count(*) FROM docs").fetchone(),
+            q("SELECT count(*) FROM jobs WHERE state = 'succeeded'").fetchone())
 
 
 class Session:
-    def __init__(self, project: Project):
+    def __init__(self, project: Project, read: bool = True):
         self.project = project
         self.scene: Scene = Scene(name=project.name)
         self.film: Tracks | None = None
         self.film_error = ""
         self.states: list[State] = []
+        self.plan: dict | None = None
         self.cards: list[Card] = []
         self.progress: tuple[float, list[str]] = (0.0, [])
         self.signals: Signals | None = None       # completion, progress and coverage, side by side
+        self.verdict = Verdict(False, ["not read yet"])
+        self.checked: dict[str, tuple[str | None, str | None]] = {}
         self.failures: list[Failure] = []
         self.failures_at: dict[int, list[Failure]] = {}
+        self.stale_failures: list[Failure] = []
+        self.stale_failures_at: dict[int, list[Failure]] = {}
         self._film_world: dict[str, np.ndarray] | None = None
         self._state_world: dict[str, tuple[str, dict[str, np.ndarray]]] = {}
-        self._scene_sig = self._film_sig = self._board_sig = None
+        self.sigs: tuple = (None, None, None)
+        self.generation = 0             # counts synchronous refreshes: a snapshot read before one is dropped
         self._data_version = self._read_data_version()
         self.committed = Event()        # a write happened somewhere; call refresh() on your thread
         self.changed = Event()          # after refresh: anything may have changed
         self.scene_changed = Event()    # the scene's bodies, joints or cameras changed
         self.film_changed = Event()     # the baked tracks changed
         project.subscribe(self.committed.emit)
-        self.refresh()
+        if read:
+            self.refresh()
 
     @classmethod
-    def open(cls, path: str | Path) -> "Session":
-        return cls(Project.open(path))
+    def open(cls, path: str | Path, read: bool = True) -> "Session":
+        return cls(Project.open(path), read)
 
     def close(self) -> None:
         self.project.close()
@@ -77,50 +165,31 @@ class Session:
         return True
 
     def refresh(self) -> None:
-        with reading_scenes():
-            self._refresh()
+        """Read what changed and show it, here and now (QtSession reads on a worker instead)."""
+        self.generation += 1
+        self.apply(read_snapshot(self.project, self.sigs, self.scene if self.sigs[0] else None))
 
-    def _refresh(self) -> None:
-        db = self.project.db
-        rows = db.execute("SELECT kind, name, body FROM scene_objects ORDER BY kind, position").fetchall()
-        sig = hashlib.sha256(repr(rows).encode()).hexdigest()
-        scene_moved = sig != self._scene_sig
-        if scene_moved:
-            self._scene_sig = sig
-            self.scene = load_scene(self.project) if rows else Scene(name=self.project.name)
-        fsig = db.execute('SELECT group_concat(segment || ":" || hash, ",") FROM tracks').fetchone()[0]
-        film_moved = scene_moved or fsig != self._film_sig
-        if film_moved:
-            self._film_sig = fsig
-            self._film_world = None
-            try:
-                self.film, self.film_error = load_film_tracks(self.project), ""
-            except ValueError as e:
-                self.film, self.film_error = None, str(e)
-        bsig = (self._scene_sig, fsig, self._board_signature())
-        if bsig != self._board_sig:    # a job's progress alone does not recompute the board
-            self._board_sig = bsig
-            self.states = list_states(self.project)
-            self.cards = board_cards(self.project, self.scene, self.states) if self.scene.bodies else []
-            self.failures = current_failures(self.project, self.scene, self.states)
-            self.failures_at = by_frame(self.failures)
-            self.signals = signals(self.project, self.scene) if self.scene.bodies else None
-            self.progress = (self.signals.progress, self.signals.missing) if self.signals else (0.0, [])
-        if scene_moved:
+    def apply(self, snap: Snapshot) -> None:
+        """Take in a snapshot read against the current `sigs` (on the thread that owns the
+        views), then tell them what changed."""
+        self.sigs = snap.sigs
+        if snap.scene is not None:
+            self.scene = snap.scene
             self._state_world.clear()
+        if snap.film is not None:
+            self.film, self.film_error, self._film_world = snap.film
+        b = snap.board
+        if b is not None:
+            self.states, self.plan, self.cards = b.states, b.plan, b.cards
+            self.failures, self.failures_at = b.failures, by_frame(b.failures)
+            self.stale_failures, self.stale_failures_at = b.stale_failures, by_frame(b.stale_failures)
+            self.signals, self.verdict, self.checked = b.signals, b.verdict, b.checked
+            self.progress = (b.signals.progress, b.signals.missing) if b.signals else (0.0, [])
+        if snap.scene is not None:
             self.scene_changed.emit()
-        if film_moved:
+        if snap.film is not None:
             self.film_changed.emit()
         self.changed.emit()
-
-    def _board_signature(self) -> tuple:
-        """Cheap marks of everything the cards, pins and progress read (not job progress)."""
-        q = self.project.db.execute
-        return (q("SELECT count(*), max(updated), group_concat(id || '@' || frame) FROM states").fetchone(),
-                q("SELECT count(*), max(id) FROM reviews").fetchone(),
-                q("SELECT count(*), max(id), max(at) FROM reports").fetchone(),
-                q("SELECT max(updated), count(*) FROM docs").fetchone(),
-                q("SELECT count(*) FROM jobs WHERE state = 'succeeded'").fetchone())
 
     # ---- time ------------------------------------------------------------
     def frame_range(self) -> tuple[int, int]:
@@ -130,7 +199,7 @@ class Session:
         frames = [s.frame for s in self.states]
         if self.film is not None and self.film.n_frames:
             frames += [self.film.frame_start, self.film.frame_end]
-        plan = load_plan(self.project) or {}
+        plan = self.plan or {}
         frames += [int(s[k]) for s in plan.get("shots", []) for k in ("start", "end")
                    if isinstance(s.get(k), int)]
         frames.append(first + 10 * max(1, int(self.project.fps)) - 1)
@@ -174,16 +243,19 @@ class Session:
         return self._film_world
 
     # ---- shots -----------------------------------------------------------
+    def shot_at(self, frame: int) -> str:
+        """The shot holding `frame` (studio.timeline.shots: the plan's span, else the held state's)."""
+        return shot_at(self.plan, self.states, frame)
+
     def camera_at(self, frame: int):
-        """The camera of the shot holding at `frame`: a camera named like the shot,
-        or the camera the plan gives that shot, or the scene's first camera."""
+        """The camera of the shot holding at `frame`, placed there if it follows a body; the
+        renders cut to the same camera at the same frames."""
         cams = {c.name: c for c in self.scene.cameras}
         if not cams:
             return None
-        s = self.state_at(frame)
-        plan = load_plan(self.project)
-        shot = (s.shot if s else "") or next((p["id"] for p in (plan or {}).get("shots", [])    # keyed before the
-                                              if p.get("start", 0) <= frame <= p.get("end", -1)), "")  # plan: its shot
-        planned = shot_camera(plan, shot) if shot and shot not in cams else None
-        cam = cams.get(shot) or cams.get(planned) or self.scene.cameras[0]
+        try:
+            name = camera_of(self.scene, self.plan, self.shot_at(frame))
+        except ShotProblem:             # the plan names a camera the scene lost: its first camera
+            name = self.scene.cameras[0].name
+        cam = cams[name]
         return placed(cam, self.world_at(frame)) if cam.follow else cam

@@ -18,7 +18,16 @@ class WorkState:
         self.cancelled = False
 
     def progress(self, fraction: float, message: str = "") -> None:
-        self._worker.progressed.emit(float(fraction), message)
+        _emit(self._worker.progressed, float(fraction), message)
+
+
+def _emit(signal, *args) -> None:
+    """Report to the GUI thread, unless the worker's object is gone (the window was closed
+    while the work ran, the application is quitting): then no one is left to tell."""
+    try:
+        signal.emit(*args)
+    except RuntimeError:
+        pass
 
 
 class Worker(QObject):
@@ -31,11 +40,12 @@ class Worker(QObject):
         self.fn, self.args = fn, args
         self.state = WorkState(self)
 
-    def start(self) -> "Worker":
+    def start(self, pool: QThreadPool | None = None) -> "Worker":
+        """Run on `pool` (the global pool unless given: a panel may keep a lane of its own)."""
         _running.add(self)
         self.done.connect(self._finished)
         self.failed.connect(self._finished)
-        QThreadPool.globalInstance().start(_Run(self))
+        (pool or QThreadPool.globalInstance()).start(_Run(self))
         return self
 
     def _finished(self, _result) -> None:
@@ -59,6 +69,6 @@ class _Run(QRunnable):
             result = w.fn(*w.args, w.state)
         except Exception as e:   # shown to the person in the panel that started it
             traceback.print_exc()
-            w.failed.emit(f"{type(e).__name__}: {e}")
+            _emit(w.failed, f"{type(e).__name__}: {e}")
             return
-        w.done.emit(result)
+        _emit(w.done, result)
