@@ -18,6 +18,12 @@ Predicates, evaluated on the frames of the window that were evaluated:
 An event with `after` must first hold no earlier than those events' first frames.
 An event whose window misses the evaluated frames is not evaluated.
 
+Contact, grasp and reach are also met between two frames of the window, as the
+film moves there (`event_times`): where no frame meets one, or where its first
+time is ordered against another event's (order, after), the first time is then
+a fraction of a frame (metrics first_frames, and met_between: "ball touches
+domino_1 at 1034.6"); else it is the first frame that meets it.
+
 Besides the plan's events, every hold the motion tools recorded is judged at
 every frame and between frames (`studio.checks.holds`): an effector that
 drifts from its grip beyond the hold's tolerance fails this check. The report
@@ -30,6 +36,7 @@ import numpy as np
 from studio.scene.kinematics import frame_world
 
 from studio.checks.contacts import tau
+from studio.checks.event_times import first_contact, first_near, named_point
 from studio.checks.footage import Footage
 from studio.checks.holds import check_holds
 from studio.checks.report import Report
@@ -54,7 +61,8 @@ def verify(film: Footage) -> Report:
     drifting, hold_metrics = check_holds(film)
     evidence += drifting
     metrics = {"events": len(events), "evaluated": evaluated, "held": held,
-               "first_frames": {k: v[1] for k, v in outcome.items() if v[1] is not None}, **hold_metrics}
+               "first_frames": {k: v[1] for k, v in outcome.items() if v[1] is not None},
+               "met_between": dict(film.extra.get("met_between", {})), **hold_metrics}
     if evaluated == 0 and not hold_metrics["holds"] and not drifting:
         return Report(NAME, "not_applicable", [], dict(metrics, reason="no event window and no hold covers the "
                                                                         "evaluated frames"))
@@ -124,6 +132,7 @@ def _one(film: Footage, e: dict, done: dict) -> tuple[bool | None, int | None, s
         return None, None, "window outside the evaluated frames"
     kind, subj, params = e.get("kind"), list(e.get("subjects", [])), dict(e.get("params", {}) or {})
     tol = float(params.get("tolerance", DEFAULT_TOL.get(kind, 0.0)))
+    between: tuple = (None, "")            # how to find the first time it is met between frames
     try:
         if kind == "contact":
             a, b = subj[0], subj[1]
@@ -131,6 +140,7 @@ def _one(film: Footage, e: dict, done: dict) -> tuple[bool | None, int | None, s
             t = tau(film.shapes[ia].thickness, film.shapes[ib].thickness)
             gap = film.pair_gap(a, b, t + tol)[idx]
             hold = gap <= t + tol
+            between = (lambda: first_contact(film, a, b, t + tol, idx, gap), f"{a} touches {b}")
             why = f"{a} and {b} never come within {t + tol:.4f} m (closest {_fmt(gap.min())})"
         elif kind in ("grasp", "release"):
             fr, body = subj[0], subj[1]
@@ -146,10 +156,13 @@ def _one(film: Footage, e: dict, done: dict) -> tuple[bool | None, int | None, s
                 return ok, (int(film.frames[last[0]]) if ok else None), \
                     "" if ok else f"{fr} is still {_fmt(d[-1])} from {body} at frame {int(film.frames[last[0]])}"
             hold = d <= tol
+            between = (lambda: first_near(film, named_point(film, fr), body, tol, idx, d), f"{fr} reaches {body}")
             why = f"{fr} never comes within {tol} m of {body}'s surface (closest {_fmt(d.min())})"
         elif kind == "reach":
             d = np.linalg.norm(origin(film, subj[0])[idx] - origin(film, subj[1])[idx], axis=1)
             hold = d <= tol
+            between = (lambda: first_near(film, named_point(film, subj[0]), named_point(film, subj[1]), tol, idx, d),
+                       f"{subj[0]} reaches {subj[1]}")
             why = f"{subj[0]} never comes within {tol} m of {subj[1]} (closest {_fmt(d.min())})"
         elif kind == "enter_region":
             p = origin(film, subj[0])[idx]
@@ -169,9 +182,28 @@ def _one(film: Footage, e: dict, done: dict) -> tuple[bool | None, int | None, s
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         return False, None, f"cannot evaluate: {msg}"
     hits = np.nonzero(hold)[0]
+    # between frames: where no frame meets it, or where its first time is ordered against another's
+    when = between[0]() if between[0] is not None and (len(hits) == 0 or e["id"] in _timed(film)) else None
+    if when is not None and (len(hits) == 0 or when < film.frames[idx[hits[0]]]):
+        first = round(float(when), 4)          # met between two frames, first
+        film.extra.setdefault("met_between", {})[e["id"]] = f"{between[1]} at {first:.1f}"
+        return True, first, ""
     if len(hits) == 0:
         return False, None, why
     return True, int(film.frames[idx[hits[0]]]), ""
+
+
+def _timed(film: Footage) -> set[str]:
+    """Events whose first time is compared with another's (order subjects, `after` on either side)."""
+    if "timed_events" not in film.extra:
+        out: set[str] = set()
+        for e in (film.plan or {}).get("events", []) or []:
+            if e.get("kind") == "order":
+                out |= {str(i) for i in e.get("subjects", []) or []}
+            if e.get("after"):
+                out |= {str(e.get("id"))} | {str(i) for i in e["after"]}
+        film.extra["timed_events"] = out
+    return film.extra["timed_events"]
 
 
 def _grasp_of(film: Footage, fr: str, body: str, done: dict) -> int | None:

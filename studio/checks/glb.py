@@ -4,7 +4,9 @@ Each node with a triangle mesh is a body named after the node (a mesh used by
 several nodes gives each node its own body); all its triangle primitives
 (indexed or not, lists, strips and fans) form one surface. Animation channels
 (translation, rotation, scale; LINEAR, STEP or CUBICSPLINE) move nodes, and a
-node moves with its parents; static nodes may use a matrix. A body's world
+node moves with its parents; static nodes may use a matrix (a body moved by
+STEP or CUBICSPLINE keys, its own or a parent's, is flagged step_keys or
+spline_keys: between frames it does not move as the sweep draws). A body's world
 transform at each frame is split into a rotation and a stretch (any scale or
 skew): a stretch that never changes is baked into its mesh; one that changes
 over time becomes the body's `Growth`, a uniform factor per frame (distances
@@ -256,10 +258,13 @@ class Glb:
             raise self.fail(f"the last key at {t_end:g} s makes {frames_f + 1:.3g} frames at {fps:g} fps; "
                             f"at most {MAX_FRAMES} frames are read")
         n_frames = int(round(frames_f)) + 1
-        moving = set()
+        moving, keyed = set(), {}
         for i in order:
             if i in channels or parent.get(i) in moving:
                 moving.add(i)
+            # how its keys (and its parents') are interpolated: STEP and CUBICSPLINE are not drawn by
+            # straight lines and slerp between frames, so the between-frames sweep leaves them out
+            keyed[i] = keyed.get(parent.get(i), set()) | {c[2] for c in channels.get(i, {}).values()}
         if len(moving) * n_frames > MAX_MOVING_NODE_FRAMES:
             raise self.fail(f"{len(moving)} moving nodes × {n_frames} frames; at most {MAX_MOVING_NODE_FRAMES} "
                             "node-frames are read")
@@ -326,6 +331,10 @@ class Glb:
                 flags.append("static")
             if extras.get("self_propelled"):
                 flags.append("self_propelled")
+            if "STEP" in keyed[i]:
+                flags.append("step_keys")
+            if "CUBICSPLINE" in keyed[i]:
+                flags.append("spline_keys")
             kind = str(extras.get("kind", "ground" if ground else "rigid"))
             if kind not in BODY_KINDS:
                 raise self.fail(f"nodes[{i}].extras.studio.kind: {kind!r}, expected one of {BODY_KINDS}")

@@ -9,6 +9,14 @@ distance field). Evidence per counted pair-frame: frame, a, b, depth_m, tau_m,
 axis (unit, pushes a out of b), push_m, point; when one body is static, a is
 the other one (the one a repair can move). The penetration rate (frames
 with at least one counted pair / frames) is the scorer's P_m.
+
+Between frames (`sweep`): a counted pair whose two frames both pass fails at
+that frame pair when the motion between them (as the renderer interpolates it)
+takes it deeper than tau; its evidence has frame (the first of the two),
+frames, between: true, contact_frame (when the surfaces first meet),
+deepest_frame, and the depth, axis and point of the deepest moment. Those frame
+pairs are counted apart (frame_pairs_with_penetration, between_rate); P_m stays
+per frame, as the paper's scorer counts it.
 """
 from __future__ import annotations
 
@@ -16,6 +24,7 @@ import numpy as np
 
 from studio.checks.footage import Footage
 from studio.checks.report import Report
+from studio.checks.sweep import sweep
 
 NAME = "NoPenetration"
 
@@ -43,7 +52,14 @@ def verify(film: Footage) -> Report:
                          "point": [round(float(v), 6) for v in c.point[k]]})
     bad_frames = np.unique(c.frame[idx])
     rate = len(bad_frames) / film.n_frames
+    between, swept = sweep(film)
+    pairs = max(film.n_frames - 1, 1)
     metrics = {"penetration_rate": rate, "frames": film.n_frames, "frames_with_penetration": len(bad_frames),
                "pair_frames": int(len(counted) * film.n_frames), "pair_frames_measured": int(len(c.frame)),
-               "max_depth_m": round(float(max((e["depth_m"] for e in evidence), default=0.0)), 6)}
+               "max_depth_m": round(float(max((e["depth_m"] for e in evidence), default=0.0)), 6),
+               "frame_pairs_with_penetration": swept["frame_pairs_with_penetration"],
+               "between_rate": swept["frame_pairs_with_penetration"] / pairs,
+               "max_depth_between_m": round(float(max((e["depth_m"] for e in between), default=0.0)), 6),
+               "sweep": swept}
+    evidence = sorted(evidence + between, key=lambda e: (e["frame"], "between" in e))
     return Report(NAME, "fail" if evidence else "pass", evidence, metrics)

@@ -188,7 +188,9 @@ class FilmCheck:
         checks (well-formed, joint limits, events, continuity) run on all frames."""
         if self.tracks is None or not self.reports:
             return self.verify(tracks)
-        part = tracks.slice(max(start, tracks.frame_start), min(end, tracks.frame_end))
+        # a frame either side, so that the frame pairs into and out of the interval are swept again
+        lo, hi = max(start - 1, tracks.frame_start), min(end + 1, tracks.frame_end)
+        part = tracks.slice(lo, hi)
         local = [penetration.NAME, supported.NAME, support_margin.NAME, contact_slip.NAME]
         fresh = {r.name: r for r in run_checks(self.scene, self.meshes, part, plan=self.plan, cache=self.cache,
                                                names=local, attachments=self.attachments)}
@@ -200,7 +202,7 @@ class FilmCheck:
             if old.name in whole:
                 merged.append(whole[old.name])
             elif old.name in fresh:
-                merged.append(_merge(old, fresh[old.name], start, end, tracks.n_frames))
+                merged.append(_merge(old, fresh[old.name], lo, min(end, hi), tracks.n_frames))
             else:
                 merged.append(old)
         self.tracks, self.reports = tracks, merged
@@ -208,13 +210,18 @@ class FilmCheck:
 
 
 def _merge(old: Report, new: Report, start: int, end: int, n_frames: int) -> Report:
-    """Old evidence outside start..end plus the new evidence inside it; rates recomputed."""
-    keep = [e for e in old.evidence if not start <= e.get("frame", start - 1) <= end]
-    ev = sorted(keep + new.evidence, key=lambda e: e.get("frame", 0))
+    """Old evidence outside start..end plus the new evidence inside it (a frame pair by its first
+    frame); rates recomputed."""
+    def inside(e: dict) -> bool:
+        return start <= e.get("frame", start - 1) <= end
+    keep = [e for e in old.evidence if not inside(e)]
+    ev = sorted(keep + [e for e in new.evidence if inside(e)], key=lambda e: (e.get("frame", 0), "between" in e))
     metrics = dict(old.metrics)
     if old.name == penetration.NAME:
-        frames = {e["frame"] for e in ev}
-        metrics.update(penetration_rate=len(frames) / max(n_frames, 1), frames_with_penetration=len(frames))
+        frames = {e["frame"] for e in ev if not e.get("between")}
+        pairs = {e["frame"] for e in ev if e.get("between")}
+        metrics.update(penetration_rate=len(frames) / max(n_frames, 1), frames_with_penetration=len(frames),
+                       frame_pairs_with_penetration=len(pairs), between_rate=len(pairs) / max(n_frames - 1, 1))
     if old.name == supported.NAME and metrics.get("body_frames"):
         metrics.update(floating_rate=len(ev) / metrics["body_frames"], floating_body_frames=len(ev))
     verdict = "fail" if ev else ("pass" if "pass" in (old.verdict, new.verdict) else old.verdict)

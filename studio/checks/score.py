@@ -25,6 +25,8 @@ def rates(reports: list[Report]) -> dict:
     pen = by.get("NoPenetration")
     return {"frames": int(pen.metrics.get("frames", 0)) if pen else 0,
             "penetration_rate": metric("NoPenetration", "penetration_rate"),
+            "between_rate": metric("NoPenetration", "between_rate"),
+            "frame_pairs_with_penetration": int(pen.metrics.get("frame_pairs_with_penetration", 0)) if pen else 0,
             "floating_rate": metric("Supported", "floating_rate"),
             "joint_violation_rate": metric("JointLimits", "joint_violation_rate"),
             "required_pass": required_checks_pass(reports)}

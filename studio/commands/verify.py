@@ -112,20 +112,51 @@ def _json(out: dict) -> str:
     return "{\n" + ",\n".join(lines + [f' "reports": [\n  {reports}\n ]']) + "\n}\n"
 
 
-def print_reports(reports: list[Report]) -> None:
+HIDDEN = ("axis", "point", "trace", "between")     # vectors and tracebacks: in --json
+LEAD = 22 + 1 + 15 + 1 + 8 + 1 + 8 + 2             # where the note column starts
+
+
+def print_reports(reports: list[Report], width: int | None = None) -> None:
+    """The table: one row per check, its note the first piece of evidence (or what a passing check
+    met between frames), wrapped at whole fields onto lines of its own column, never cut; a check with
+    more evidence says how many more and where they all are."""
+    import shutil
+    width = width or shutil.get_terminal_size((120, 24)).columns
+    room = max(40, width - LEAD)
     print(f"{'check':<22} {'verdict':<15} {'evidence':>8} {'seconds':>8}  note")
     for r in reports:
-        note = ""
+        fields = []
         if r.evidence:
             e = r.evidence[0]
-            note = ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("axis", "point", "trace"))[:70]
-        print(f"{r.name:<22} {r.verdict:<15} {len(r.evidence):>8} {r.seconds:>8.3f}  {note}")
+            fields = [f"{k}={v}" for k, v in e.items() if k not in HIDDEN and not (k == "frame" and "frames" in e)]
+        elif r.metrics.get("met_between"):
+            fields = [f"{v}," for v in r.metrics["met_between"].values()]
+            fields[-1] = fields[-1][:-1]
+        lines = _wrap(fields, room)
+        if len(r.evidence) > 1:
+            lines.append(f"({len(r.evidence) - 1} more: --json FILE lists every one)")
+        print(f"{r.name:<22} {r.verdict:<15} {len(r.evidence):>8} {r.seconds:>8.3f}  {lines[0] if lines else ''}")
+        for line in lines[1:]:
+            print(" " * LEAD + line)
+
+
+def _wrap(fields: list[str], room: int) -> list[str]:
+    """Fields joined by ', ' into lines of at most `room` characters, a field never split (one longer
+    than a line has a line of its own)."""
+    lines: list[str] = []
+    for i, f in enumerate(fields):
+        piece = f + ("," if i < len(fields) - 1 and not f.endswith(",") else "")
+        if lines and len(lines[-1]) + 1 + len(piece) <= room:
+            lines[-1] += " " + piece
+        else:
+            lines.append(piece)
+    return lines
 
 
 def _mean(rows: list[dict]) -> dict:
     out = {}
-    for key in ("penetration_rate", "floating_rate", "joint_violation_rate"):
-        vals = [r[key] for r in rows if r[key] is not None]
+    for key in ("penetration_rate", "floating_rate", "joint_violation_rate", "between_rate"):
+        vals = [r[key] for r in rows if r.get(key) is not None]
         out[key] = sum(vals) / len(vals) if vals else None
     return out
 
@@ -157,6 +188,10 @@ def cmd_score(args) -> int:
         label = f"mean of {len(groups[group])} {'films' if group == 'films' else 'single-pass baselines'}"
         print(f"{label:<40} {'':>7} {pct(m['penetration_rate']):>12} "
               f"{pct(m['floating_rate']):>10} {pct(m['joint_violation_rate']):>12}")
+    # penetration between frames is counted by frame pair, apart from the paper's per-frame rate
+    between = [f"{Path(n).name or n} {r['frame_pairs_with_penetration']}" for n, r in rows
+               if r.get("frame_pairs_with_penetration")]
+    print("frame pairs penetrating between frames: " + (", ".join(between) if between else "none"))
     if args.json:
         args.json.write_text(json.dumps({"films": [dict(r, film=n) for n, r in rows],
                                          "mean": means.get("films") or means.get("single-pass"),

@@ -2,7 +2,8 @@
 read from the stored reports (the film's, and each state's at its frame).
 
 Each check's evidence is read with that check's own keys (studio/checks/*.py):
-NoPenetration {frame, a, b, depth_m, axis, push_m, point}, Supported {frame, body},
+NoPenetration {frame, a, b, depth_m, axis, push_m, point; between frames also frames: [k, k+1],
+contact_frame, deepest_frame}, Supported {frame, body},
 JointLimits {joint, frames: [first, last], value, limit}, EventsSatisfied
 {event, kind, window, reason; a hold's also effector, body, frame, drift_m}, AnimationWellFormed {frame(s), body | joint | state,
 reason}, ContactSlip {frame, body, support, slip_m, while}, SupportMargin
@@ -80,7 +81,11 @@ def describe(name: str, ev: dict, scene: Scene) -> tuple[tuple[str, ...], str]:
     """(bodies involved, one line naming them and the figure) for one piece of evidence."""
     if name == "NoPenetration":
         bodies = tuple(str(b) for b in (ev.get("a"), ev.get("b")) if b)
-        return bodies, f"{' into '.join(bodies)} {_mm(ev.get('depth_m', 0.0))} deep"
+        text = f"{' into '.join(bodies)} {_mm(ev.get('depth_m', 0.0))} deep"
+        if ev.get("between") and len(ev.get("frames") or []) == 2:
+            f0, f1 = ev["frames"]
+            text += f" between frames {f0} and {f1} (first contact at {ev.get('contact_frame', f0)})"
+        return bodies, text
     if name == "Supported":
         bodies = (str(ev["body"]),) if ev.get("body") else ()
         return bodies, f"{' '.join(bodies)} floats (nothing holds it up)"

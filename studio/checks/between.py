@@ -1,0 +1,282 @@
+"""How a film moves between its frames, and how fast any point can move there.
+
+Between frames k and k+1 (a fraction t of the way, 0..1) a film is drawn as
+the renderer and motion blur interpolate it: root positions linearly, root
+rotations by slerp (the shorter arc), joint values linearly (a ball joint's
+rotation vector too), a uniform scale linearly; a link's world pose is forward
+kinematics of the interpolated root and joint values. `Motion.world` gives
+those world matrices at any (k, t).
+
+`Motion.rates` gives, per body and frame pair, proven bounds on that motion,
+all per frame pair (per unit of t): W, the body's angular speed; dW, its
+angular acceleration; S, the speed of any point of the body (its hull, and its
+origin); M, the acceleration of any such point. They follow the chain of
+motions from the root to the body: the root's constant velocity and constant
+angular velocity (slerp turns at a constant rate about a fixed axis), then each
+joint's rate |Δq| (a ball joint's |Δr|, whose angular acceleration is at most
+|Δr|²), each acting on every point beyond it at a lever no longer than the
+chain's lengths from there plus the body's radius. Summing absolute terms is
+loose where motions cancel (a planted foot under a walking pelvis), so S is
+also bounded by the farthest chord (how far a hull vertex goes from frame to
+frame) plus M/2: a point whose acceleration is at most M strays from its mean
+velocity by at most M/2 over the pair.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from studio.scene.kinematics import forward
+from studio.scene.transforms import quat_normalize, slerp
+
+from studio.checks.footage import Footage
+
+HULL_POINTS = 1024          # a hull with more vertices is bounded by its box's 8 corners instead
+_HULLS: dict[str, np.ndarray] = {}
+_PLANES: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+
+
+def convex_hull(shape):
+    """The convex hull of the shape's vertices (a trimesh mesh); the shape's mesh needs only its
+    vertices. Raises on a flat or degenerate mesh, which has none."""
+    import trimesh
+    return trimesh.convex.convex_hull(np.asarray(shape.mesh.vertices, float))
+
+
+def hull_points(shape) -> np.ndarray:
+    """Local points whose convex hull holds the shape: a convex body's corners, another mesh's hull
+    vertices, or its box corners. Any affine function's largest norm over the shape is reached at
+    one of them."""
+    pts = _HULLS.get(shape.hash)
+    if pts is None:
+        try:
+            if shape.planes is not None:
+                pts = np.asarray(shape.corners, float)          # a convex body is the hull of its corners
+            else:
+                pts = np.asarray(convex_hull(shape).vertices, float)
+        except Exception:   # flat or degenerate meshes have no hull: the box holds them
+            pts = np.zeros((HULL_POINTS + 1, 3))
+        if len(pts) > HULL_POINTS or len(pts) == 0:
+            lo, hi = shape.lo, shape.hi
+            pts = np.array([[(hi if (i >> a) & 1 else lo)[a] for a in range(3)] for i in range(8)], float)
+        _HULLS[shape.hash] = pts
+    return pts
+
+
+def hull_planes(shape) -> tuple[np.ndarray, np.ndarray] | None:
+    """Outward unit normals and offsets of the faces of the shape's convex hull (None if it has none):
+    the body lies behind every one of them, convex or not."""
+    if shape.hash not in _PLANES:
+        planes = shape.planes
+        if planes is None:
+            try:
+                hull = convex_hull(shape)
+                keep = hull.area_faces > 1e-14 * max(hull.area, 1e-30)
+                normals = hull.face_normals[keep]
+                offsets = np.sum(normals * hull.triangles[keep, 0], axis=1)
+                # the hull's own vertices may stand a rounding error beyond its planes
+                normals, offsets = _few_planes(normals, offsets, hull.area_faces[keep])
+                lift = np.max(np.asarray(shape.mesh.vertices, float) @ normals.T - offsets, axis=0, initial=0.0)
+                u = np.unique(np.round(np.c_[normals, offsets + np.maximum(lift, 0.0)], 12), axis=0)
+                planes = (u[:, :3] / np.linalg.norm(u[:, :3], axis=1, keepdims=True), u[:, 3]) if len(u) >= 4 else None
+            except Exception:   # flat or degenerate meshes have no hull
+                planes = None
+        _PLANES[shape.hash] = planes
+    return _PLANES[shape.hash]
+
+
+def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """(n,) the largest |D a + d| over points a (V,3), for matrices D (n,3,3) and vectors d (n,3):
+    |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product."""
+    if len(D) == 0:
+        return np.zeros(0)
+    G = np.einsum("nki,nkj->nij", D, D)
+    h = np.einsum("nki,nk->ni", D, d)
+    x, y, z = points[:, 0], points[:, 1], points[:, 2]
+    mono = np.stack([x * x, y * y, z * z, 2 * x * y, 2 * x * z, 2 * y * z], axis=1)          # (V,6)
+    coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2]])  # (6,n)
+    q = mono @ coef + 2.0 * (points @ h.T) + np.sum(d * d, axis=1)[None]
+    return np.sqrt(np.maximum(q.max(axis=0), 0.0))
+
+
+def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, count: int = 64):
+    """At most `count` of a hull's face planes (any of them bounds the body): the largest faces and
+    those facing 26 directions spread round."""
+    if len(normals) <= count:
+        return normals, offsets
+    dirs = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if x or y or z], float)
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    keep = set(np.argmax(dirs @ normals.T, axis=1).tolist())
+    for i in np.argsort(-areas):
+        if len(keep) >= count:
+            break
+        keep.add(int(i))
+    keep = np.array(sorted(keep))
+    return normals[keep], offsets[keep]
+
+
+@dataclass
+class Rates:
+    """Bounds on each body's motion over each frame pair: arrays (B, F-1)."""
+
+    W: np.ndarray           # angular speed
+    dW: np.ndarray          # angular acceleration
+    S: np.ndarray           # speed of any hull point or the origin
+    M: np.ndarray           # acceleration of any hull point or the origin
+
+
+class Motion:
+    """The film between its frames: world matrices at fractions of frame pairs, and rate bounds."""
+
+    def __init__(self, film: Footage):
+        self.film = film
+        self.scene = film.scene
+        tr = film.tracks
+        self.roots = {k: np.asarray(v, float) for k, v in tr.roots.items()}
+        self.joints = {k: np.asarray(v, float) for k, v in tr.joints.items()}
+        self.n = film.n_frames
+        self._rates: Rates | None = None
+
+    # ---- poses between frames -------------------------------------------------
+    def world(self, k: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """(B,Q,4,4) world matrices of every body at fraction t (Q,) of frame pair k (Q,)."""
+        k = np.asarray(k, np.int64)
+        t = np.asarray(t, float)
+        q = len(k)
+        k1 = np.minimum(k + 1, self.n - 1)
+        roots = {}
+        for name, v in self.roots.items():
+            a, b = v[k], v[k1]
+            pos = a[:, :3] + (b[:, :3] - a[:, :3]) * t[:, None]
+            rot = slerp(a[:, 3:7], b[:, 3:7], t)
+            roots[name] = np.concatenate([pos, rot], axis=1)
+        joints = {}
+        for name, v in self.joints.items():
+            a, b = v[k], v[k1]
+            tt = t.reshape((-1,) + (1,) * (a.ndim - 1))
+            joints[name] = a + (b - a) * tt
+        wd = forward(self.scene, roots, joints, q)
+        out = np.stack([np.asarray(wd[b], float) if b in wd else np.tile(np.eye(4), (q, 1, 1))
+                        for b in self.film.names])
+        if self.film.scale is not None:
+            s = self.film.scale
+            f = s[:, k] + (s[:, k1] - s[:, k]) * t[None]
+            # forward() gives rotations; the footage's matrices carry each body's scale
+            out[:, :, :3, :3] *= f[:, :, None, None]
+        return out
+
+    # ---- how fast it can move ---------------------------------------------------
+    @property
+    def rates(self) -> Rates:
+        if self._rates is None:
+            self._rates = self._bound()
+        return self._rates
+
+    def point_rates(self, body: str, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(S, M), each (F-1,): speed and acceleration bounds of local points fixed on `body`."""
+        i = self.film.index(body)
+        points = np.asarray(points, float).reshape(-1, 3)
+        rho = float(np.max(np.linalg.norm(points, axis=1), initial=0.0))
+        W, dW, S, M = self._chain(i, rho)
+        w = self.film.world[i, :self.n]
+        chord = farthest(points, w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
+        return np.minimum(S, chord + 0.5 * M), M
+
+    def _bound(self) -> Rates:
+        film = self.film
+        B, n = len(film.names), self.n
+        out = [np.zeros((B, max(n - 1, 0))) for _ in range(4)]
+        for i in range(B):
+            pts = hull_points(film.shapes[i])
+            rho = float(np.max(np.linalg.norm(pts, axis=1), initial=0.0))
+            W, dW, S, M = self._chain(i, rho)
+            if n > 1:
+                w = film.world[i, :n]
+                if i in film.forms:          # its shape changes: the union of its forms' hulls
+                    pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
+                d = farthest(np.vstack([pts, np.zeros((1, 3))]),             # the origin too
+                             w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
+                S = np.minimum(S, d + 0.5 * M)
+            for a, v in zip(out, (W, dW, S, M)):
+                a[i] = v
+        return Rates(*out)
+
+    def _chain(self, i: int, rho: float) -> tuple[np.ndarray, ...]:
+        """W, dW, S, M of points within rho of body i's origin, from its chain of motions."""
+        film, scene, n = self.film, self.scene, self.n
+        m = max(n - 1, 0)
+        name = film.names[i]
+        joints = []
+        j = scene.joint_of_child(name)
+        while j is not None:
+            joints.append(j)
+            j = scene.joint_of_child(j.parent)
+        joints.reverse()
+        root = joints[0].parent if joints else name
+        # factors, root first: (u linear rate, w angular rate, a angular acceleration, lever)
+        u, w, a, lever = [], [], [], []
+        tr = self.roots.get(root)
+        if tr is not None and n > 1:
+            u.append(np.linalg.norm(tr[1:, :3] - tr[:-1, :3], axis=1))
+            q0, q1 = quat_normalize(tr[:-1, 3:7]), quat_normalize(tr[1:, 3:7])
+            w.append(2.0 * np.arccos(np.clip(np.abs(np.sum(q0 * q1, axis=1)), 0.0, 1.0)))
+        else:
+            u.append(np.zeros(m))
+            w.append(np.zeros(m))
+        a.append(np.zeros(m))
+        lengths, extents = [], []
+        for jt in joints:
+            v = self.joints.get(jt.name)
+            length = float(np.linalg.norm(jt.origin.position))
+            ext = np.zeros(m)
+            du, dw, da = np.zeros(m), np.zeros(m), np.zeros(m)
+            if v is not None and n > 1 and jt.type != "fixed":
+                v = v.reshape(n, -1)
+                dv = np.linalg.norm(v[1:] - v[:-1], axis=1)
+                if jt.type == "revolute":
+                    dw = dv
+                elif jt.type == "prismatic":
+                    size = float(np.linalg.norm(jt.axis))
+                    du = dv * size
+                    ext = np.maximum(np.abs(v[1:, 0]), np.abs(v[:-1, 0])) * size
+                elif jt.type == "ball":
+                    dw, da = dv, dv ** 2
+            lengths.append(length)
+            extents.append(ext)
+            u.append(du)
+            w.append(dw)
+            a.append(da)
+        # lever of factor f: the chain's lengths beyond it plus the body's radius (and scale)
+        grow = 1.0
+        if film.scale is not None:
+            grow = np.maximum(film.scale[i, :-1], film.scale[i, 1:])[:m] if n > 1 else np.ones(0)
+        beyond = rho * grow + np.zeros(m)
+        for f in range(len(joints), -1, -1):
+            lever.insert(0, beyond.copy())
+            if f >= 1:
+                beyond = beyond + lengths[f - 1] + extents[f - 1]
+        W = np.zeros(m)
+        dW = np.zeros(m)
+        S = np.zeros(m)
+        M = np.zeros(m)
+        reach = [u[f] + w[f] * lever[f] for f in range(len(u))]
+        after = np.zeros(m)
+        tail = []
+        for f in range(len(u) - 1, -1, -1):
+            tail.insert(0, after.copy())
+            after = after + reach[f]
+        for f in range(len(u)):
+            before = W.copy()
+            e = (before + w[f]) * lever[f] + tail[f]          # |x - o_f|' : the point's motion about o_f
+            M += before * u[f] + (before * w[f] + a[f]) * lever[f] + w[f] * e
+            dW += before * w[f] + a[f]
+            S += reach[f]
+            W += w[f]
+        if film.scale is not None and n > 1:
+            # a uniform scale grows every point about the body's origin: x = c + k R y
+            s = film.scale[i]
+            dk = np.abs(s[1:] - s[:-1])[:m]
+            S += dk * rho
+            M += 2.0 * dk * W * rho
+        return W, dW, S, M

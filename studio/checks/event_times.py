@@ -1,0 +1,168 @@
+"""When an event is first met, between frames included.
+
+A contact, grasp or reach may happen between two frames (a fast ball that
+touches a domino and is gone by the next frame): the film moves there as
+`between.Motion` draws it, and the event is met at the first time its
+predicate holds (contact: surface distance <= tau + tolerance; grasp: the
+named frame's origin within the tolerance of the body's surface; reach: two
+origins within the tolerance). The time is found as the sweep finds contacts:
+frame pairs whose proven lower bounds (the two frames, a slope bound, a
+convex body's planes) keep the distance above the level are passed over, the
+rest halved and measured, left first, to a hundredth of a frame. The frames are
+searched up to the first frame that meets it, so the time is the first one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from studio.scene.transforms import from_7
+
+from studio.checks.between import Motion, hull_planes, hull_points
+from studio.checks.contacts import similar_inverse, tau, world_boxes
+from studio.checks.footage import Footage
+from studio.checks.probe import Probe, earliest, envelope
+from studio.checks.sweep_bounds import PairMotion, mesh_distance
+
+MOTION_KEY = "between_motion"
+RESOLUTION_T = 0.01         # frames: how finely an event's first time is located (said to a tenth)
+
+
+def motion_of(film: Footage) -> Motion:
+    """The film's Motion, made once per footage."""
+    if MOTION_KEY not in film.extra:
+        film.extra[MOTION_KEY] = Motion(film)
+    return film.extra[MOTION_KEY]
+
+
+def _pairs_before(film: Footage, idx: np.ndarray, hits: np.ndarray) -> np.ndarray:
+    """Frame pairs (index of the first frame) inside the window, up to its first hit."""
+    stop = idx[np.nonzero(hits)[0][0]] if hits.any() else idx[-1]
+    ks = np.arange(idx[0], stop)
+    return ks[ks + 1 <= film.n_frames - 1]
+
+
+def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, gap: np.ndarray
+                  ) -> float | None:
+    """The first time (a fractional frame) before the window's first frame hit at which bodies a and b
+    come within `level` of each other, or None. gap: their per-frame gap on window frames idx."""
+    hits = gap <= level
+    ks = _pairs_before(film, idx, hits)
+    if len(ks) == 0 or film.n_frames < 2:
+        return None
+    ia, ib = film.index(a), film.index(b)
+    motion = motion_of(film)
+    t_ab = tau(film.shapes[ia].thickness, film.shapes[ib].thickness)
+    lows = _contact_lows(film, ia, ib, np.r_[ks, ks[-1] + 1], gap, idx, t_ab)
+    bound = PairMotion(film, motion).bound(ia, ib, ks, np.full(len(ks), t_ab))
+    probe = Probe(film, motion)
+
+    def fn(k: int):
+        def at(t: float, need: float) -> tuple[float, bool]:
+            theta = max(need, level)
+            pw = probe.pair_world(np.array([ia]), np.array([ib]), np.array([k]), np.array([t]))
+            floor = plane_floor(film, ia, ib, pw[0], pw[1])      # a hull's planes, where they prove it apart
+            if floor > theta:
+                return floor, False
+            r = probe.at([ia], [ib], [k], [t], [theta], pair_w=pw)
+            if r["r"][0] > theta:
+                return float(r["low"][0]), False
+            if theta > level:
+                r = probe.at([ia], [ib], [k], [t], [level], pair_w=pw)
+                if r["r"][0] > level:
+                    return float(r["low"][0]), False
+            return float(r["r"][0]), True
+        return at
+    for j, k in enumerate(ks):
+        la, lb = lows[j], lows[j + 1]
+        if max(float(envelope(la, lb, bound.L[j])), float(bound.floor[j])) > level:
+            continue
+        t = earliest(fn(int(k)), la, lb, float(bound.L[j]), level, met_b=False, resolution=RESOLUTION_T)
+        if t is not None:
+            return float(film.frames[k]) + t
+    return None
+
+
+def plane_floor(film: Footage, ia: int, ib: int, wa: np.ndarray, wb: np.ndarray) -> float:
+    """A proven lower bound of the gap of bodies ia, ib at world poses wa, wb (1,4,4): the best over either
+    body's hull planes of the other's lowest hull vertex above it (-inf where neither has planes)."""
+    if film.scale is not None:
+        return -np.inf
+    best = -np.inf
+    for this, other, w_this, w_other in ((ia, ib, wa, wb), (ib, ia, wb, wa)):
+        planes = hull_planes(film.shapes[other])
+        if planes is None:
+            continue
+        rel = similar_inverse(w_other) @ w_this
+        pts = hull_points(film.shapes[this])
+        normals, offsets = planes
+        best = max(best, float((((pts @ rel[0, :3, :3].T + rel[0, :3, 3]) @ normals.T) - offsets).min(axis=0).max()))
+    return best
+
+
+def _contact_lows(film: Footage, ia: int, ib: int, frames: np.ndarray, gap: np.ndarray, idx: np.ndarray,
+                  t_ab: float) -> np.ndarray:
+    """Proven lower bounds of the pair's gap at frames: above tau where the per-frame gap says so,
+    the boxes' distance, and the meshes' exact distance where they are apart."""
+    per = dict(zip(idx.tolist(), gap.tolist()))
+    w = film.world[[ia, ib]][:, frames]
+    lo, hi = world_boxes([film.shapes[ia], film.shapes[ib]], w)
+    box = np.linalg.norm(np.maximum(0.0, np.maximum(lo[0] - hi[1], lo[1] - hi[0])), axis=1)
+    g = np.array([per.get(int(f), np.inf) for f in frames])
+    low = np.where(box > 0, box, np.where(g > t_ab, t_ab, -np.inf))
+    apart = np.nonzero((box > 0) | (g > t_ab))[0]
+    if len(apart) and film.scale is None:
+        rel = similar_inverse(w[1, apart]) @ w[0, apart]
+        low[apart] = np.maximum(low[apart], mesh_distance(film.shapes[ia], film.shapes[ib], rel))
+    return low
+
+
+def first_near(film: Footage, a_point: tuple[str, np.ndarray], b: tuple[str, np.ndarray] | str, tol: float,
+               idx: np.ndarray, dist: np.ndarray) -> float | None:
+    """The first time before the window's first frame hit at which a point (body, local position)
+    comes within tol of another point (reach) or of a body's surface (grasp, b a body name)."""
+    hits = dist <= tol
+    ks = _pairs_before(film, idx, hits)
+    if len(ks) == 0 or film.n_frames < 2:
+        return None
+    motion = motion_of(film)
+    body_a, pa = a_point
+    Sa, _ = motion.point_rates(body_a, pa[None])
+    if isinstance(b, str):
+        ib = film.index(b)
+        Sb = motion.rates.S[ib]
+    else:
+        Sb, _ = motion.point_rates(b[0], b[1][None])
+    ia = film.index(body_a)
+
+    def value(k: int, t: float) -> float:
+        W = motion.world(np.array([k]), np.array([t]))[:, 0]
+        p = W[ia, :3, :3] @ pa + W[ia, :3, 3]
+        if isinstance(b, str):
+            wb = W[ib]
+            k_b = float(np.cbrt(abs(np.linalg.det(wb[:3, :3]))))
+            local = similar_inverse(wb[None])[0] @ np.r_[p, 1.0]
+            return float(film.shapes[ib].exact_signed(local[None, :3])[0][0]) * k_b
+        j = film.index(b[0])
+        q = W[j, :3, :3] @ b[1] + W[j, :3, 3]
+        return float(np.linalg.norm(p - q))
+    per = dict(zip(idx.tolist(), dist.tolist()))
+    for k in ks:
+        L = float(Sa[k] + Sb[k])
+        la, lb = per.get(int(k), -np.inf), per.get(int(k) + 1, -np.inf)
+        if envelope(la, lb, L) > tol:
+            continue
+        t = earliest(lambda t, need, k=int(k): (lambda v: (v, v <= tol))(value(k, t)), la, lb, L, tol,
+                     met_b=False, resolution=RESOLUTION_T)
+        if t is not None:
+            return float(film.frames[k]) + t
+    return None
+
+
+def named_point(film: Footage, name: str) -> tuple[str, np.ndarray]:
+    """(body, local position) of a named frame's origin or a body's origin."""
+    for f in film.scene.frames:
+        if f.name == name:
+            return f.body, from_7(np.asarray(f.local.as_list()))[:3, 3]
+    if name in film.names:
+        return name, np.zeros(3)
+    raise KeyError(f"no named frame or body {name!r}")

@@ -1,0 +1,426 @@
+"""NoPenetration between frames: what happens on the way from one frame to the next.
+
+Between two consecutive frames the film moves as `between.Motion` draws it
+(positions linearly, rotations by slerp, joints linearly, links by forward
+kinematics). A counted pair whose two frames both pass fails at that frame
+pair if, somewhere in between, it reaches deeper than tau(A,B) (a body passing
+through another reaches past tau on the way, unless both are thinner than 2·tau).
+Depth between frames is the per-frame measure (the deepest surface sample
+inside the other body; for two convex bodies their separating depth).
+
+No fixed sub-samples: the sweep proves where nothing happens and measures
+where something may. The gap (signed surface distance) changes no faster than
+the bodies' points move relative to each other, a proven bound L per pair and
+frame pair (`between.Motion.rates`, tightened by how far hull vertices go in
+the other body's frame). So with lower bounds g0, g1 at the two ends of a
+stretch of length h, the gap there is at least (g0 + g1 - L·h)/2: where that is
+above -tau the stretch is done, else it is halved and its middle measured with
+the checks' own exact pair query. Where one body is convex, each of its face
+planes bounds the gap from below by the other body's hull vertices' height
+above it, which changes only with the motion across that plane, so a box
+sliding on a floor or carried in a hand is settled by its two frames. Resting
+contacts are decided the same way: touching within tau at both frames, their
+ends are measured again at a finer threshold (exact below it) and the bound
+then holds for the stretch between; a contact that does not move relative to
+the other body has L = 0 and is settled at once. A bound that stays within a
+micrometre of tau is taken as passing.
+
+A failing frame pair's evidence names both frames, the bodies, the time of
+first contact (the surfaces first meet, to a thousandth of a frame; the first
+frame itself when they already touch there) and the deepest point of the
+sweep (time, depth, axis, point), found by branch and bound to 0.1 mm.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from studio.checks.between import Motion, hull_points
+from studio.checks.contacts import similar_inverse, world_boxes
+from studio.checks.footage import Footage
+from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
+from studio.checks.sweep_bounds import PLANES, PairMotion, heights, mesh_distance
+
+DEPTH_RESOLUTION = 1e-4     # metres: how exactly the deepest point is found
+MAX_LEVELS = 30
+BUDGET = 512                # measurements one frame pair may take before it is left unresolved
+
+
+@dataclass
+class Stretches:
+    """Stretches of frame pairs still to settle, one row each (arrays of one length)."""
+
+    k: np.ndarray           # frame pair (index of its first frame)
+    p: np.ndarray           # counted pair (index into the sweep's pairs)
+    ta: np.ndarray          # the stretch's start and end, fractions of the frame pair
+    tb: np.ndarray
+    la: np.ndarray          # proven lower bounds of the gap at its ends
+    lb: np.ndarray
+    L: np.ndarray           # the gap's slope bound over the frame pair
+    floor: np.ndarray       # a proven lower bound of the gap over the stretch
+    tl: np.ndarray          # tau (the lower of the frame pair's two)
+    side: np.ndarray        # plane certificates (see sweep_bounds.PairBounds)
+    normals: np.ndarray
+    offsets: np.ndarray
+    stray: np.ndarray
+    ha: np.ndarray          # lowest hull vertex above each plane at the stretch's ends
+    hb: np.ndarray
+    ba: np.ndarray          # whether la (lb) is only a threshold's band (not deeper than it), which a
+    bb: np.ndarray          # finer threshold could raise
+
+    def __len__(self) -> int:
+        return len(self.k)
+
+    def take(self, sel) -> "Stretches":
+        return Stretches(*(getattr(self, f.name)[sel] for f in fields(self)))
+
+    def settled(self) -> np.ndarray:
+        """Stretches whose gap is proven above -tau (to RESOLUTION) all along."""
+        return np.maximum(envelope(self.la, self.lb, self.L * (self.tb - self.ta)), self.floor) > \
+            -self.tl - RESOLUTION
+
+
+def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict]:
+    """Evidence of every counted pair failing between two frames that both pass, and metrics."""
+    n = film.n_frames
+    counted = np.nonzero(film.counted)[0]
+    metrics = {"frame_pairs": max(n - 1, 0), "frame_pairs_with_penetration": 0, "pair_frame_pairs": 0,
+               "settled_by_bounds": 0, "settled_by_planes": 0, "ends_measured": 0, "probes": 0,
+               "not_swept": 0, "unresolved": []}
+    if n < 2 or len(counted) == 0:
+        return [], metrics
+    motion = motion or Motion(film)
+    probe, rel = Probe(film, motion), PairMotion(film, motion)
+    pairs = film.pairs[counted]
+    a_all, b_all = pairs[:, 0], pairs[:, 1]
+    taus = film.tau_fp[:, counted]                                                   # (F,P)
+    low = _frame_lows(film, counted, taus)                                           # (F,P), nan: fails at the frame
+    R = motion.rates
+    tau_lo = np.minimum(taus[:-1], taus[1:])
+    L = R.S[a_all].T + R.S[b_all].T                                                  # (F-1,P)
+    l0, l1 = low[:-1], low[1:]
+    open_ = ~(np.isnan(l0) | np.isnan(l1))
+    if film.forms:                       # a body whose proportions change between the frames is not swept
+        for bi, (_, which) in film.forms.items():
+            changes = which[1:n] != which[:n - 1]
+            touched = (a_all == bi) | (b_all == bi)
+            metrics["not_swept"] += int((changes[:, None] & touched[None] & open_).sum())
+            open_ &= ~(changes[:, None] & touched[None])
+    # a glTF body moved by STEP keys jumps at the next frame, one moved by CUBICSPLINE keys follows its
+    # curve: neither moves between frames as drawn here, so their pairs with moving bodies are left out
+    step = np.array([film.scene.body(b).has("step_keys") for b in film.names])
+    spline = np.array([film.scene.body(b).has("spline_keys") for b in film.names])
+    if step.any() or spline.any():
+        moves = R.S > 0                                                          # (B,F-1)
+        odd = (spline[a_all] | spline[b_all])[None] | ((step[a_all] & ~step[b_all])[None] & moves[b_all].T) | \
+            ((step[b_all] & ~step[a_all])[None] & moves[a_all].T)
+        metrics["not_swept"] += int((odd & open_).sum())
+        open_ &= ~odd & ~(step[a_all] | step[b_all])[None]     # a held body and a still one: nothing moves
+    metrics["pair_frame_pairs"] = int(open_.sum())
+    with np.errstate(invalid="ignore"):
+        settled = envelope(l0, l1, L) > -tau_lo - RESOLUTION
+    cand = open_ & ~settled
+    metrics["settled_by_bounds"] = int((open_ & settled).sum())
+    ks, ps = np.nonzero(cand)
+    if len(ks) == 0:
+        return [], metrics
+    s = _stretches(film, rel, a_all, b_all, ks, ps, l0, l1, tau_lo)
+    by_plane = s.floor > -s.tl
+    metrics["settled_by_planes"] = int(by_plane.sum())
+    done = s.settled()
+    metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+    s = s.take(~done)
+    # ends apart: at least their exact distance (where no convex body's planes already bound them)
+    s.la, s.lb = _apart_ends(film, a_all, b_all, s)
+    done = s.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
+    s = s.take(~done)
+    # resting and sliding contacts: their ends measured again, exact below a finer threshold
+    s.la, s.lb, metrics["ends_measured"] = _measure_ends(probe, a_all, b_all, s)
+    done = s.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
+    found, metrics["probes"], unresolved = _halve(probe, a_all, b_all, s.take(~done))
+    metrics["unresolved"] = [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]] for k, p in unresolved]
+    evidence = []
+    for (k, p), (hit, L_k, floor_k) in sorted(found.items()):
+        evidence.append(_evidence(film, probe, int(a_all[p]), int(b_all[p]), k, L_k, floor_k,
+                                  float(l0[k, p]), float(l1[k, p]), hit))
+    metrics["frame_pairs_with_penetration"] = len({e["frame"] for e in evidence})
+    metrics["probes"] += sum(e.pop("_probes") for e in evidence)
+    return evidence, metrics
+
+
+def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> Stretches:
+    """Whole frame pairs as stretches, with each pair's own bounds (slope, planes, balls)."""
+    order = np.lexsort((ks, ps))
+    ks, ps = ks[order], ps[order]
+    n = len(ks)
+    s = Stretches(ks, ps, np.zeros(n), np.ones(n), l0[ks, ps], l1[ks, ps], np.zeros(n), np.full(n, -np.inf),
+                  tau_lo[ks, ps], np.full(n, -1), np.zeros((n, PLANES, 3)), np.zeros((n, PLANES)), np.zeros(n),
+                  np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
+    for p in np.unique(ps):
+        sel = np.nonzero(ps == p)[0]
+        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel])
+        s.L[sel], s.floor[sel], s.side[sel] = b.L, b.floor, b.side
+        s.normals[sel], s.offsets[sel], s.stray[sel], s.ha[sel], s.hb[sel] = b.normals, b.offsets, b.stray, b.h0, b.h1
+    # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
+    s.la = np.maximum(s.la, s.ha.max(axis=1))
+    s.lb = np.maximum(s.lb, s.hb.max(axis=1))
+    s.ba, s.bb = s.la <= -s.tl, s.lb <= -s.tl          # the per-frame measure's band: not deeper than tau
+    return s
+
+
+def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """(F,P) a proven lower bound of each counted pair's gap at each frame, nan where it fails there:
+    the boxes' distance, or what the per-frame measure proves (above tau, or not below -tau)."""
+    n = film.n_frames
+    lo, hi = world_boxes(film.shapes, film.world[:, :n], film.forms)
+    a, b = film.pairs[counted, 0], film.pairs[counted, 1]
+    box = np.linalg.norm(np.maximum(0.0, np.maximum(lo[a] - hi[b], lo[b] - hi[a])), axis=-1).T   # (F,P)
+    box = np.where(box > 0, box, -np.inf)            # boxes apart bound the gap; overlapping ones, nothing
+    low = box.copy()
+    c = film.contacts
+    col = np.full(len(film.pairs), -1)
+    col[counted] = np.arange(len(counted))
+    m = col[c.pair] >= 0
+    f, p, g = c.frame[m], col[c.pair[m]], c.gap[m]
+    t = taus[f, p]
+    proven = np.where(g < -t, np.nan, np.where(g <= t, -t, t))
+    low[f, p] = np.where(np.isnan(proven), np.nan, np.maximum(box[f, p], proven))
+    return low
+
+
+def _apart_ends(film: Footage, a_all, b_all, s: Stretches):
+    """Ends where every sample is known to be outside the other body: at least the surfaces' distance."""
+    la, lb = s.la.copy(), s.lb.copy()
+    if film.scale is not None:
+        return la, lb
+    # a convex body's planes already bound its distance from anything: the mesh distance is for the rest
+    convex = np.array([sh.planes is not None for sh in film.shapes])
+    free = ~(convex[a_all[s.p]] | convex[b_all[s.p]])
+    todo = [(0, i, int(s.k[i])) for i in np.nonzero(free & (la > 0))[0]] + \
+        [(1, i, int(s.k[i]) + 1) for i in np.nonzero(free & (lb > 0))[0]]
+    if not todo:
+        return la, lb
+    end, i, f = (np.array(v) for v in zip(*todo))
+    key = np.stack([s.p[i], f], axis=1)
+    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    d = np.zeros(len(uniq))
+    for p in np.unique(uniq[:, 0]):
+        sel = np.nonzero(uniq[:, 0] == p)[0]
+        a, b = int(a_all[p]), int(b_all[p])
+        fr = uniq[sel, 1]
+        d[sel] = mesh_distance(film.shapes[a], film.shapes[b], similar_inverse(film.world[b, fr]) @ film.world[a, fr])
+    got = d[inv]
+    la[i[end == 0]] = np.maximum(la[i[end == 0]], got[end == 0])
+    lb[i[end == 1]] = np.maximum(lb[i[end == 1]], got[end == 1])
+    return la, lb
+
+
+def _measure_ends(probe: Probe, a_all, b_all, s: Stretches):
+    """Ends that are only known not to be deeper than tau, measured again at the coarsest of
+    tau/2, /4, /8, /16 that could settle the stretch (exact below it)."""
+    la, lb, tl, L = s.la.copy(), s.lb.copy(), s.tl, s.L
+    theta = _threshold(tl, L)
+    todo = []
+    for end, lows, band, frames in ((0, la, s.ba, s.k), (1, lb, s.bb, s.k + 1)):
+        for i in np.nonzero(band & (theta > 0) & (lows < -theta))[0]:
+            todo.append((end, i, int(frames[i])))
+    if not todo:
+        return la, lb, 0
+    end, i, f = (np.array(v) for v in zip(*todo))
+    key = np.stack([s.p[i], f, np.round(theta[i] * 1e9)], axis=1)
+    uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    q = i[first]
+    res = probe.at(a_all[s.p[q]], b_all[s.p[q]], f[first], np.zeros(len(q)), theta[q])
+    got, band = res["low"][inv], res["band"][inv]
+    for e, lows, flags in ((0, la, s.ba), (1, lb, s.bb)):
+        at = i[end == e]
+        better = got[end == e] > lows[at]
+        lows[at] = np.where(better, got[end == e], lows[at])
+        flags[at] = np.where(better, band[end == e], flags[at])
+    return la, lb, len(uniq)
+
+
+def _threshold(tl: np.ndarray, lh: np.ndarray) -> np.ndarray:
+    """The coarsest of tau/2, /4, /8, /16 under tau - L·h/2 (the ends' bound that settles a stretch
+    of slope·length lh), 0 where none is."""
+    theta = np.zeros(len(tl))
+    for j in (4, 3, 2, 1):
+        lv = tl * 0.5 ** j
+        theta = np.where(lv < tl - 0.5 * lh, lv, theta)
+    return theta
+
+
+def _halve(probe: Probe, a_all, b_all, s: Stretches):
+    """Halve every unsettled stretch, level by level: first by the convex body's planes at its middle,
+    then by measuring the middle. (k, p) -> (the first deeper-than-tau measurement, L, floor), and
+    the number of measurements."""
+    film = probe.film
+    found: dict[tuple[int, int], tuple] = {}
+    probes = 0
+    convex = np.array([sh.planes is not None for sh in film.shapes])
+    spent: dict[tuple[int, int], int] = {}
+    unresolved: set[tuple[int, int]] = set()
+    for _ in range(MAX_LEVELS):
+        s = s.take(~s.settled())
+        if len(s) == 0:
+            break
+        # ends known only not to be deeper than tau (or left unmeasured while the planes were expected
+        # to settle the stretch): measured at the coarsest threshold that could settle it now
+        room = np.minimum(s.ha, s.hb).max(axis=1) + s.tl         # the planes may yet settle these
+        for end, flag in (("la", "ba"), ("lb", "bb")):
+            lows, band = getattr(s, end), getattr(s, flag)
+            theta = _threshold(s.tl, s.L * (s.tb - s.ta))
+            bare = np.nonzero(~np.isfinite(lows) | (band & (theta > 0) & (lows < -theta) & ~(room > 0)))[0]
+            if len(bare):
+                t = s.ta[bare] if end == "la" else s.tb[bare]
+                th = np.where(theta[bare] > 0, theta[bare], s.tl[bare] / 2.0)
+                res = probe.at(a_all[s.p[bare]], b_all[s.p[bare]], s.k[bare], t, th)
+                probes += int(res["ran"].sum())
+                better = res["low"] > lows[bare]
+                lows[bare] = np.where(better, res["low"], lows[bare])
+                band[bare] = np.where(better, res["band"], band[bare])
+        tm = 0.5 * (s.ta + s.tb)
+        pw = probe.pair_world(a_all[s.p], b_all[s.p], s.k, tm)
+        hm = _plane_heights(film, a_all, b_all, s, pw)
+        quarter = s.stray * (0.5 * (s.tb - s.ta)) ** 2 / 8.0
+        f1 = np.maximum(s.floor, np.minimum(s.ha, hm).max(axis=1) - quarter)
+        f2 = np.maximum(s.floor, np.minimum(hm, s.hb).max(axis=1) - quarter)
+        half = 0.5 * s.L * (s.tb - s.ta)
+        # the middle's bound that would settle both halves
+        need = np.maximum(half - 2.0 * s.tl - np.minimum(s.la, s.lb), -s.tl) + 1e-12
+        need = np.where(f1 > -s.tl, np.where(f2 > -s.tl, -np.inf, half - 2.0 * s.tl - s.lb),
+                        np.where(f2 > -s.tl, half - 2.0 * s.tl - s.la, need))
+        theta = np.clip(-0.9 * need, s.tl / 16.0, s.tl / 2.0)
+        theta = np.where(-0.9 * need < s.tl / 16.0, s.tl / 2.0, theta)
+        # where the planes hold above -tau at the ends and the middle, halving alone will settle it
+        # (the hull's stray from its chords shrinks with the square of the stretch): no measurement
+        room = np.minimum(np.minimum(s.ha, hm), s.hb).max(axis=1) + s.tl
+        held = (room > 0) & (s.stray * (s.tb - s.ta) ** 2 / (8.0 * 4.0 ** 8) < room)   # within eight halvings
+        lm = hm.max(axis=1)                                       # the planes bound the middle too
+        bm = np.zeros(len(s), bool)
+        # touching by the planes (the hull at or just below one): a measurement could neither find a
+        # failure there nor prove more than the planes do
+        touching = (lm > -theta) & (lm <= 0)
+        ask = np.nonzero(np.isfinite(need) & ~held & ~(lm > need) & ~touching)[0]
+        if len(ask):
+            p = s.p[ask]
+            res = probe.at(a_all[p], b_all[p], s.k[ask], tm[ask], theta[ask], need=need[ask], pair_w=pw[:, ask])
+            probes += int(res["ran"].sum())
+            both = convex[a_all[p]] & convex[b_all[p]]
+            again = np.nonzero(both & (res["r"] < 0) & (res["r"] >= -res["tau"]) & (res["r"] < -theta[ask]))[0]
+            if len(again):               # two convex bodies: their separating depth, as per frame
+                res2 = probe.at(a_all[p[again]], b_all[p[again]], s.k[ask][again], tm[ask][again],
+                                res["tau"][again], pair_w=pw[:, ask[again]])
+                probes += len(again)
+                for key in ("r", "axis", "point"):
+                    res[key][again] = res2[key]
+            bm[ask] = res["band"] & (res["low"] > lm[ask])
+            lm[ask] = np.maximum(lm[ask], res["low"])
+            for j in np.nonzero(res["r"] < -res["tau"])[0]:
+                i = ask[j]
+                key = (int(s.k[i]), int(s.p[i]))
+                if key not in found:
+                    found[key] = ({"t": float(tm[i]), "r": float(res["r"][j]), "axis": res["axis"][j].copy(),
+                                   "point": res["point"][j].copy(), "tau": float(res["tau"][j])},
+                                  float(s.L[i]), -np.inf)
+        keys = list(zip(s.k.tolist(), s.p.tolist()))
+        for key in keys:
+            spent[key] = spent.get(key, 0) + 1
+        over = {key for key, v in spent.items() if v > BUDGET}
+        unresolved |= over - set(found)
+        go = np.array([key not in found and key not in over for key in keys], bool)
+        left, right = s.take(go), s.take(go)
+        left.tb, left.lb, left.hb, left.floor, left.bb = tm[go], lm[go], hm[go], f1[go], bm[go]
+        right.ta, right.la, right.ha, right.floor, right.ba = tm[go], lm[go], hm[go], f2[go], bm[go]
+        s = Stretches(*(np.concatenate([getattr(left, f.name), getattr(right, f.name)]) for f in fields(Stretches)))
+    return found, probes, sorted(unresolved)
+
+
+def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) -> np.ndarray:
+    """(n,k) the lowest hull vertex above each kept plane at the stretches' middles (-inf: no planes)."""
+    out = np.full(s.ha.shape, -np.inf)
+    for side in (0, 1):
+        sel = np.nonzero(s.side == side)[0]
+        if len(sel) == 0:
+            continue
+        this = a_all[s.p[sel]] if side == 0 else b_all[s.p[sel]]
+        w_this, w_other = (pw[0, sel], pw[1, sel]) if side == 0 else (pw[1, sel], pw[0, sel])
+        r = similar_inverse(w_other) @ w_this
+        for body in np.unique(this):
+            at = np.nonzero(this == body)[0]
+            out[sel[at]] = heights(hull_points(film.shapes[body]), r[at], s.normals[sel[at]], s.offsets[sel[at]])
+    return out
+
+
+def _evidence(film: Footage, probe: Probe, a: int, b: int, k: int, L: float, floor: float,
+              l0: float, l1: float, hit: dict) -> dict:
+    """One failing frame pair: its time of first contact and the deepest point of its sweep."""
+    count = [0]
+
+    def measure(t: float, theta: float) -> dict:
+        count[0] += 1
+        res = probe.at([a], [b], [k], [t], [theta])
+        return {key: v[0] for key, v in res.items()}
+
+    tau_k = hit["tau"]
+    best = (-hit["r"], hit["t"], hit["axis"], hit["point"], hit["tau"])
+    # the deepest point: branch and bound over the frame pair, exact below -tau
+    heap = []
+
+    def push(ta, tb, ga, gb):
+        bound = -max(float(envelope(ga, gb, L * (tb - ta))), floor)
+        heapq.heappush(heap, (-bound, ta, tb, ga, gb))
+    tm = hit["t"]
+    push(0.0, tm, l0, hit["r"])
+    push(tm, 1.0, hit["r"], l1)
+    while heap and count[0] < 60:
+        neg, ta, tb, ga, gb = heapq.heappop(heap)
+        if -neg <= best[0] + DEPTH_RESOLUTION or tb - ta < TIME_RESOLUTION:
+            break
+        t = 0.5 * (ta + tb)
+        m = measure(t, tau_k)
+        g = m["low"]
+        if -m["r"] > best[0]:
+            best = (-m["r"], t, m["axis"], m["point"], m["tau"])
+        push(ta, t, ga, g)
+        push(t, tb, g, gb)
+    depth, t_deep, axis, point, tau_d = best
+    contact = _first_contact(measure, l0, L, t_deep)
+    a_name, b_name = film.names[a], film.names[b]
+    if film.static[a] and not film.static[b]:     # name the body that can move first
+        a_name, b_name, axis = b_name, a_name, -np.asarray(axis)
+    f0 = int(film.frames[k])
+    return {"frame": f0, "frames": [f0, f0 + 1], "between": True, "a": a_name, "b": b_name,
+            "contact_frame": round(f0 + contact, 4), "deepest_frame": round(f0 + t_deep, 4),
+            "depth_m": round(float(depth), 6), "tau_m": round(float(tau_d), 6),
+            "axis": [round(float(v), 6) for v in axis], "push_m": round(float(depth), 6),
+            "point": [round(float(v), 6) for v in point], "_probes": count[0]}
+
+
+def _first_contact(measure, l0: float, L: float, t_end: float) -> float:
+    """Earliest fraction in [0, t_end] where the surfaces meet (gap at most a micrometre)."""
+    eps = RESOLUTION
+
+    def at(t: float, need: float) -> tuple[float, bool]:
+        theta = max(need, eps)
+        m = measure(t, theta)
+        if m["r"] > theta:
+            return max(theta, m["low"]), False
+        if theta > eps:
+            m = measure(t, eps)
+            if m["r"] > eps:
+                return max(eps, m["low"]), False
+        return float(m["r"]), True
+    g0, met0 = at(0.0, max(l0, eps))
+    if met0:
+        return 0.0
+    t = earliest(lambda u, need: at(u * t_end, need), g0, -np.inf, L * t_end, 0.0)
+    return t_end if t is None else t * t_end
+
+

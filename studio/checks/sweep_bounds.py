@@ -1,0 +1,272 @@
+"""Proven bounds on a pair's gap over a frame pair, from the two frames alone.
+
+- The slope: how fast the gap can change is how fast one body's points move
+  in the other's frame. A hull vertex's chord in that frame (exact, from the
+  two frames' relative poses) plus half its relative acceleration bound:
+  |z''| <= M_A + M_B + (dW_B + W_B^2)·lambda + 2·W_B·|z'| (lambda: how far A's
+  points are from B's origin), so |z'| <= (chord + K/2) / (1 - W_B).
+- Planes: a body lies behind each face plane of its convex hull, so the gap
+  is at least the other body's lowest hull vertex above that plane (a sample
+  inside the body is no deeper in it than in its hull; one of the body's inside
+  the other puts the other's hull that deep behind the plane; and the convex
+  separating depth is at most that overlap); each vertex strays from its chord
+  by at most an eighth of its acceleration bound.
+- Balls: a body held between two spheres about its centre (a tessellated
+  ball, R_in <= |x - c| <= R_out) is at least as far from anything as its
+  centre is, less R_out. Its centre's path in the other body's frame keeps
+  within a eighth of its acceleration bound of the chord between its frames,
+  and that chord's distance to the other's surface is exact (python-fcl,
+  segment against the mesh), so a rolling ball is settled by its two frames.
+- Distances: two bodies whose surfaces are apart are at least their exact
+  mesh distance (python-fcl) apart, sample by sample; a body that fills nine
+  tenths of its bounding box is measured by the box, which holds it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import fcl
+import numpy as np
+
+from studio.checks.between import Motion, farthest, hull_planes, hull_points
+from studio.checks.contacts import similar_inverse
+from studio.checks.footage import Footage
+from studio.checks.shape import Shape
+
+PLANES = 4                  # face planes of a convex body kept as certificates, those facing the other first
+_MODELS: dict[str, fcl.BVHModel] = {}
+_PROXIES: dict[str, tuple] = {}
+_BALLS: dict[str, tuple[np.ndarray, float, float]] = {}
+
+
+def model(shape: Shape) -> fcl.BVHModel:
+    """The shape's mesh as a python-fcl bounding-volume tree (built once per mesh)."""
+    m = _MODELS.get(shape.hash)
+    if m is None:
+        m = fcl.BVHModel()
+        v = np.asarray(shape.mesh.vertices, float)
+        f = np.asarray(shape.mesh.faces, np.int32)
+        m.beginModel(len(v), len(f))
+        m.addSubModel(v, f)
+        m.endModel()
+        _MODELS[shape.hash] = m
+    return m
+
+
+def proxy(shape: Shape) -> tuple[object, np.ndarray]:
+    """What python-fcl measures the shape by, and where it sits in the shape's frame: its bounding
+    box where the body fills nine tenths of it (a box, which holds the body, measures fast and no
+    farther than the body), else its mesh."""
+    got = _PROXIES.get(shape.hash)
+    if got is None:
+        got = (model(shape), np.eye(4))
+        extents = np.asarray(shape.hi, float) - np.asarray(shape.lo, float)
+        try:
+            full = closed_volume(shape.mesh.vertices, shape.mesh.faces) >= 0.9 * float(np.prod(extents)) > 0
+        except Exception:       # a degenerate mesh: its mesh it is
+            full = False
+        if full:
+            place = np.eye(4)
+            place[:3, 3] = 0.5 * (np.asarray(shape.hi, float) + np.asarray(shape.lo, float))
+            got = (fcl.Box(*extents), place)
+        _PROXIES[shape.hash] = got
+    return got
+
+
+def closed_volume(vertices, faces) -> float:
+    """The volume a triangle surface encloses (by the divergence theorem), or 0 unless it is closed
+    and consistently wound (every directed edge met once, and its reverse once)."""
+    v, f = np.asarray(vertices, float), np.asarray(faces, np.int64).reshape(-1, 3)
+    if len(f) < 4:
+        return 0.0
+    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    n = int(directed.max()) + 1
+    code = directed[:, 0] * n + directed[:, 1]
+    back = directed[:, 1] * n + directed[:, 0]
+    u = np.unique(code)
+    if len(u) != len(code) or not np.all(np.isin(back, u)):
+        return 0.0
+    t = v[f]
+    return abs(float(np.einsum("ij,ij->i", t[:, 0], np.cross(t[:, 1], t[:, 2])).sum()) / 6.0)
+
+
+def mesh_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
+    """(Q,) a proven lower bound, exact for meshes, of the distance between the two surfaces for
+    relative poses rel (A-local -> B-local, rigid); 0 where they (or their boxes) touch or cross."""
+    (ga, pa), (gb, pb) = proxy(sa), proxy(sb)
+    oa = fcl.CollisionObject(ga, fcl.Transform())
+    ob = fcl.CollisionObject(gb, fcl.Transform(pb[:3, :3], pb[:3, 3]))
+    out = np.zeros(len(rel))
+    place = rel @ pa
+    for q in range(len(rel)):
+        oa.setTransform(fcl.Transform(place[q, :3, :3], place[q, :3, 3]))
+        d = fcl.distance(oa, ob, fcl.DistanceRequest(), fcl.DistanceResult())
+        out[q] = max(float(d), 0.0)
+    return out
+
+
+def segment_distance(sb: Shape, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
+    """(Q,) exact distance from each segment p0..p1 (B-local) to B's surface; 0 where it touches it."""
+    ob = fcl.CollisionObject(model(sb), fcl.Transform())
+    out = np.zeros(len(p0))
+    for q in range(len(p0)):
+        d = p1[q] - p0[q]
+        length = float(np.linalg.norm(d))
+        z = d / length if length > 1e-12 else np.array([0.0, 0.0, 1.0])
+        x = np.cross(z, [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0])
+        x /= np.linalg.norm(x)
+        rot = np.stack([x, np.cross(z, x), z], axis=1)
+        seg = fcl.CollisionObject(fcl.Capsule(0.0, length), fcl.Transform(rot, 0.5 * (p0[q] + p1[q])))
+        out[q] = max(float(fcl.distance(seg, ob, fcl.DistanceRequest(), fcl.DistanceResult())), 0.0)
+    return out
+
+
+def ball(shape: Shape) -> tuple[np.ndarray, float, float]:
+    """(centre, R_in, R_out): the body lies within R_out of its centre and holds the ball of R_in
+    (R_in 0 when the centre is not inside it)."""
+    got = _BALLS.get(shape.hash)
+    if got is None:
+        c = np.asarray(shape.centroid, float)
+        r_out = float(np.max(np.linalg.norm(np.asarray(shape.mesh.vertices, float) - c, axis=1)))
+        d = float(shape.exact_signed(c[None])[0][0])         # negative inside
+        r_in = -d if d < 0 else 0.0
+        got = (c, r_in, r_out)
+        _BALLS[shape.hash] = got
+    return got
+
+
+def inside(triangles: np.ndarray, p: np.ndarray) -> bool:
+    """Whether point p is inside a closed triangle mesh: its winding number (the solid angle the
+    triangles subtend at p, over 4 pi) is 1 inside and 0 outside."""
+    a, b, c = triangles[:, 0] - p, triangles[:, 1] - p, triangles[:, 2] - p
+    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
+    num = np.einsum("ij,ij->i", a, np.cross(b, c))
+    den = la * lb * lc + np.einsum("ij,ij->i", a, b) * lc + np.einsum("ij,ij->i", b, c) * la + \
+        np.einsum("ij,ij->i", c, a) * lb
+    return bool(np.sum(np.arctan2(num, den)) / (2.0 * np.pi) > 0.5)
+
+
+@dataclass
+class PairBounds:
+    """Bounds of a pair over frame pairs (arrays over them): the gap's slope L, a floor under the gap
+    over the whole frame pair, and the face planes that give it, kept to bound parts of the pair."""
+
+    L: np.ndarray                 # (n,)
+    floor: np.ndarray             # (n,) -inf where nothing gives one
+    side: np.ndarray              # (n,) -1: no convex body; 0: the first body's hull under the second's planes; 1: reverse
+    normals: np.ndarray           # (n,k,3) the convex body's planes (its frame)
+    offsets: np.ndarray           # (n,k)
+    stray: np.ndarray             # (n,) acceleration bound of the hull in the convex body's frame
+    h0: np.ndarray                # (n,k) lowest hull vertex above each plane at the first frame
+    h1: np.ndarray                # (n,k) and at the second
+
+
+class PairMotion:
+    """Relative motion of pairs of bodies over frame pairs."""
+
+    def __init__(self, film: Footage, motion: Motion):
+        self.film, self.motion = film, motion
+        self._outside: dict[tuple[int, int, int], bool] = {}
+
+    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray) -> PairBounds:
+        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau)."""
+        film, R = self.film, self.motion.rates
+        n = len(ks)
+        out = PairBounds(R.S[a, ks] + R.S[b, ks], np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
+                         np.zeros((n, PLANES)), np.zeros(n), np.full((n, PLANES), -np.inf),
+                         np.full((n, PLANES), -np.inf))
+        if film.scale is not None or n == 0:
+            return out
+        w = film.world
+        t0 = similar_inverse(w[b, ks]) @ w[a, ks]                   # A-local -> B-local at frame k
+        t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        best = np.full(n, -np.inf)
+        for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
+            pts = hull_points(film.shapes[this])
+            L_rel, acc = self._relative(this, other, ks, pts, r0, r1)
+            out.L = np.minimum(out.L, L_rel)
+            planes = hull_planes(film.shapes[other])
+            if planes is not None:
+                nrm, off = _facing(planes, r0[:, :3, :3] @ pts.mean(axis=0) + r0[:, :3, 3])
+                h0, h1 = heights(pts, r0, nrm, off), heights(pts, r1, nrm, off)
+                value = np.minimum(h0, h1).max(axis=1) - acc / 8.0
+                take = value > best
+                best = np.where(take, value, best)
+                out.side[take] = side
+                out.normals[take], out.offsets[take], out.stray[take] = nrm[take], off[take], acc[take]
+                out.h0[take], out.h1[take] = h0[take], h1[take]
+            c, r_in, r_out = ball(film.shapes[this])
+            if r_out - r_in < float(np.min(taus)):
+                out.floor = np.maximum(out.floor, self._ball_floor(this, other, ks, r0, r1, c, r_out))
+        out.floor = np.maximum(out.floor, best)
+        return out
+    def _relative(self, this: int, other: int, ks: np.ndarray, pts: np.ndarray, r0: np.ndarray, r1: np.ndarray):
+        """Speed and acceleration bounds of this body's hull points in the other's frame (relative poses
+        r0, r1 at the two frames)."""
+        R = self.motion.rates
+        chord = farthest(pts, r1[:, :3, :3] - r0[:, :3, :3], r1[:, :3, 3] - r0[:, :3, 3])
+        reach = np.maximum(farthest(pts, r0[:, :3, :3], r0[:, :3, 3]), farthest(pts, r1[:, :3, :3], r1[:, :3, 3]))
+        lam = reach + 0.5 * (R.S[this, ks] + R.S[other, ks])
+        Wo = R.W[other, ks]
+        K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
+        with np.errstate(divide="ignore", invalid="ignore"):
+            speed = np.where(Wo < 1.0, (chord + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300), np.inf)
+        return speed, K + 2.0 * Wo * speed
+
+    def _ball_floor(self, this: int, other: int, ks: np.ndarray, r0: np.ndarray, r1: np.ndarray,
+                    c: np.ndarray, r_out: float) -> np.ndarray:
+        film = self.film
+        c0 = r0[:, :3, :3] @ c + r0[:, :3, 3]
+        c1 = r1[:, :3, :3] @ c + r1[:, :3, 3]
+        S, M = self.motion.point_rates(film.names[this], c[None])
+        R = self.motion.rates
+        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S[ks] + R.S[other, ks])
+        Wo = R.W[other, ks]
+        K = M[ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
+        with np.errstate(divide="ignore", invalid="ignore"):
+            speed = np.where(Wo < 1.0, (np.linalg.norm(c1 - c0, axis=1) + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300),
+                             np.inf)
+        stray = (K + 2.0 * Wo * speed) / 8.0
+        d = segment_distance(film.shapes[other], c0, c1)
+        out = np.full(len(ks), -np.inf)
+        for i in np.nonzero((d > 0) & np.isfinite(stray))[0]:
+            if self._is_outside(other, this, int(ks[i]), c0[i]):
+                out[i] = d[i] - stray[i] - r_out
+        return out
+
+    def _is_outside(self, other: int, this: int, k: int, point: np.ndarray) -> bool:
+        """Whether this body's centre lies outside the other body at frame k."""
+        key = (other, this, k)
+        if key not in self._outside:
+            self._outside[key] = not inside(np.asarray(self.film.shapes[other].mesh.triangles, float), point)
+        return self._outside[key]
+
+
+def _facing(planes, middle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The PLANES face planes of a hull that a body whose points' middle is at `middle` (n,3) stands
+    farthest above (the separating planes, if any): (n,k,3), (n,k)."""
+    normals, offsets = planes
+    above = middle @ normals.T - offsets                             # (n,P)
+    if above.shape[1] > PLANES:
+        pick = np.argpartition(-above, PLANES - 1, axis=1)[:, :PLANES]    # (n,k)
+    else:
+        pick = np.argsort(-above, axis=1)[:, :PLANES]
+    nrm, off = normals[pick], offsets[pick]
+    if nrm.shape[1] < PLANES:                                        # fewer planes than slots: repeat the first
+        extra = PLANES - nrm.shape[1]
+        nrm = np.concatenate([nrm, np.repeat(nrm[:, :1], extra, axis=1)], axis=1)
+        off = np.concatenate([off, np.repeat(off[:, :1], extra, axis=1)], axis=1)
+    return nrm, off
+
+
+def heights(pts: np.ndarray, rel: np.ndarray, normals: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """(n,k) the lowest of local points pts (V,3), placed by rel (n,4,4), above each plane (n,k):
+    n.(R a + t) - o = (R^T n).a + n.t - o, one product for all."""
+    local = np.einsum("nji,nkj->nki", rel[:, :3, :3], normals)                 # (n,k,3) normals in pts' frame
+    lift = np.einsum("nkj,nj->nk", normals, rel[:, :3, 3]) - offsets          # (n,k)
+    n, k = lift.shape
+    flat = local.reshape(n * k, 3)
+    step = max(1, (1 << 22) // max(len(pts), 1))                              # bounded memory
+    low = np.concatenate([(pts @ flat[i:i + step].T).min(axis=0) for i in range(0, n * k, step)]) if n else \
+        np.zeros(0)
+    return low.reshape(n, k) + lift
