@@ -143,4 +143,4 @@ def test_the_doorways_single_pass_baseline_is_repaired_round_by_round_without_mo
         assert {r.reviewer for r in list_reviews(project)} == {"batch"}
     if code != 0:
         assert "required checks fail (no verified proposal applied: nothing helps)" in out, out
-        assert re.search(r"^    unsolved: NoPenetration: .* no candidate repair passed verification$", out, re.M), out
+        assert re.search(r"^ +unsolved: NoPenetration: .* no candidate repair passed verification$", out, re.M), out

@@ -65,7 +65,7 @@ def test_an_unapproved_state_fails_the_job_with_the_gates_reasons_and_bakes_noth
 def test_cancel_stops_a_long_bake_before_it_finishes(tmp_project):
     scene = author_arm(tmp_project)
     ids = ["back"]
-    for i in range(120):                      # a long chain of approved states past the plan's end
+    for i in range(240):                      # a long chain of approved states past the plan's end
         sid = f"k{i}"
         pose = Pose.rest(scene)
         pose.joints["elbow"] = 0.3 + 0.8 * (i % 2)

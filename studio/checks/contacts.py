@@ -337,8 +337,8 @@ def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: n
         sign = np.where(low[q, best] <= high[q, best], -1.0, 1.0)[:, None]
         gap[i:i + step] = -depth                 # apart: -depth is the largest separation, a lower bound
         axis[i:i + step] = sign * n
-        deepest = np.where(sign[:, 0] < 0, np.argmax(sa_[q, best], axis=1), np.argmin(sa_[q, best], axis=1))
-        point[i:i + step] = pa[q, deepest]
+        point[i:i + step] = _contact_point(pa, sa_[q, best], np.broadcast_to(vb, (len(r),) + vb.shape),
+                                           sb_[q, best], sign[:, 0] < 0)
     kb = np.asarray(kb, float)
     near = np.nonzero((gap > 0) & (gap * kb <= tau_ab))[0]
     if len(near):                               # apart yet perhaps touching: is the bound the distance?
@@ -347,6 +347,24 @@ def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: n
         for q in near[upper > gap[near] * (1 + 1e-9) + 1e-12]:
             gap[q], axis[q], point[q] = _polytope_distance(sa, sb, rel[q], gap[q])
     return gap * kb, axis, point
+
+
+def _contact_point(pa: np.ndarray, proj_a: np.ndarray, pb: np.ndarray, proj_b: np.ndarray,
+                   a_below: np.ndarray) -> np.ndarray:
+    """Where two polytopes meet along their axis (Q,3): A's corners furthest along it into B (the
+    deepest) and B's furthest into A, each set taken at its centre (a face resting on a face, an edge
+    on a face: their middle), and of the two the one spread least, as the smaller face is the one
+    that lies on the other (a box on a floor: the box's foot, not a corner of the floor)."""
+    def centre(points, proj, top):
+        ext = np.where(top, proj.max(1), proj.min(1))[:, None]
+        tol = 1e-9 * (proj.max(1) - proj.min(1))[:, None] + 1e-12
+        tied = np.abs(proj - ext) <= tol
+        c = (points * tied[..., None]).sum(1) / tied.sum(1)[:, None]
+        spread = np.where(tied, np.linalg.norm(points - c[:, None], axis=2), 0.0).max(1)
+        return c, spread
+    ca, spread_a = centre(pa, proj_a, a_below)
+    cb, spread_b = centre(pb, proj_b, ~a_below)
+    return np.where((spread_b < spread_a)[:, None], cb, ca)
 
 
 def _polytope_distance(sa: Shape, sb: Shape, rel: np.ndarray, lower: float) -> tuple[float, np.ndarray, np.ndarray]:
