@@ -337,8 +337,8 @@ def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: n
         sign = np.where(low[q, best] <= high[q, best], -1.0, 1.0)[:, None]
         gap[i:i + step] = -depth                 # apart: -depth is the largest separation, a lower bound
         axis[i:i + step] = sign * n
-        point[i:i + step] = _contact_point(pa, sa_[q, best], np.broadcast_to(vb, (len(r),) + vb.shape),
-                                           sb_[q, best], sign[:, 0] < 0)
+        point[i:i + step] = _contact_point(sa, sb, r, pa, sa_[q, best], sb_[q, best], sign[:, 0] < 0,
+                                           gap[i:i + step])
     kb = np.asarray(kb, float)
     near = np.nonzero((gap > 0) & (gap * kb <= tau_ab))[0]
     if len(near):                               # apart yet perhaps touching: is the bound the distance?
@@ -349,22 +349,30 @@ def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: n
     return gap * kb, axis, point
 
 
-def _contact_point(pa: np.ndarray, proj_a: np.ndarray, pb: np.ndarray, proj_b: np.ndarray,
-                   a_below: np.ndarray) -> np.ndarray:
-    """Where two polytopes meet along their axis (Q,3): A's corners furthest along it into B (the
-    deepest) and B's furthest into A, each set taken at its centre (a face resting on a face, an edge
-    on a face: their middle), and of the two the one spread least, as the smaller face is the one
-    that lies on the other (a box on a floor: the box's foot, not a corner of the floor)."""
-    def centre(points, proj, top):
+def _contact_point(sa: Shape, sb: Shape, r: np.ndarray, pa: np.ndarray, proj_a: np.ndarray,
+                   proj_b: np.ndarray, a_below: np.ndarray, gap: np.ndarray) -> np.ndarray:
+    """Where two polytopes meet along their axis (Q,3, B's frame): the middle of the corners that
+    meet — A's furthest along the axis into B and B's furthest into A, each kept only where it lies
+    in (or within the gap of) the other body — so a face resting on a face gives the middle of the
+    smaller face (a box on a floor: its foot, not a corner of the floor); where no corner lies in
+    the other body (two edges crossing) A's deepest corner stands."""
+    vb = sb.corners
+    q = np.arange(len(r))
+    rot, t = r[:, :3, :3], r[:, :3, 3]
+    deepest = pa[q, np.where(a_below, np.argmax(proj_a, axis=1), np.argmin(proj_a, axis=1))]
+    slack = (np.maximum(gap, 0.0) + 1e-6 * (proj_a.max(1) - proj_a.min(1)) + 1e-9)[:, None]
+
+    def tied(proj, top):
         ext = np.where(top, proj.max(1), proj.min(1))[:, None]
-        tol = 1e-9 * (proj.max(1) - proj.min(1))[:, None] + 1e-12
-        tied = np.abs(proj - ext) <= tol
-        c = (points * tied[..., None]).sum(1) / tied.sum(1)[:, None]
-        spread = np.where(tied, np.linalg.norm(points - c[:, None], axis=2), 0.0).max(1)
-        return c, spread
-    ca, spread_a = centre(pa, proj_a, a_below)
-    cb, spread_b = centre(pb, proj_b, ~a_below)
-    return np.where((spread_b < spread_a)[:, None], cb, ca)
+        return np.abs(proj - ext) <= 1e-9 * (proj.max(1) - proj.min(1))[:, None] + 1e-12
+    in_b = sb.plane_distance(pa.reshape(-1, 3), which=False)[0].reshape(pa.shape[:2]) <= slack
+    pb_a = np.einsum("qij,qvj->qvi", np.linalg.inv(rot), vb[None] - t[:, None])        # B's corners in A
+    k = np.cbrt(np.linalg.det(rot))[:, None]
+    in_a = sa.plane_distance(pb_a.reshape(-1, 3), which=False)[0].reshape(pb_a.shape[:2]) * k <= slack
+    use_a, use_b = tied(proj_a, a_below) & in_b, tied(proj_b, ~a_below) & in_a
+    n = use_a.sum(1) + use_b.sum(1)
+    total = (pa * use_a[..., None]).sum(1) + (vb[None] * use_b[..., None]).sum(1)
+    return np.where((n > 0)[:, None], total / np.maximum(n, 1)[:, None], deepest)
 
 
 def _polytope_distance(sa: Shape, sb: Shape, rel: np.ndarray, lower: float) -> tuple[float, np.ndarray, np.ndarray]:
