@@ -29,7 +29,8 @@ def spec_analysis_call() -> ast.Call:
 def test_spec_hidden_imports_are_the_vtk_studio_and_collada_lists():
     kw = {k.arg: ast.unparse(k.value) for k in spec_analysis_call().keywords}
     # and the COLLADA reader trimesh imports by name when a robot's description names a .dae mesh
-    assert kw["hiddenimports"] == "vtk_modules() + studio_modules() + ['collada', 'lxml.etree', 'trimesh.exchange.dae']"
+    assert kw["hiddenimports"] == ("vtk_modules() + studio_modules() + "
+                                   "['collada', 'lxml.etree', 'trimesh.exchange.dae']")
     assert kw["excludes"] == "EXCLUDES"
     assert kw["module_collection_mode"] == "{'studio': 'pyz+py'}"   # CAD part source hashes need the .py files
     spec = (INSTALLERS / "keypose-studio.spec").read_text()
