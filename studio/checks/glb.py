@@ -79,18 +79,19 @@ def load_glb(path: str | Path) -> tuple[Scene, dict[str, Surface], Tracks]:
 
 def load_glb_film(path: str | Path):
     """The film, and the Growth of each body whose scale changes over time."""
-    return _read(path).film()
+    return read_glb(path).film()
 
 
 def load_glb_verification(path: str | Path):
     """The film as `load_glb_film` gives it, and the plan (events, shots) and holds a studio-written
     film carries in its extras (None and [] for any other file)."""
-    g = _read(path)
+    g = read_glb(path)
     scene, meshes, tracks, growth = g.film()
     return scene, meshes, tracks, growth, g.plan, g.holds
 
 
-def _read(path: str | Path) -> "Glb":
+def read_glb(path: str | Path, kind: type["Glb"] | None = None) -> "Glb":
+    """The file's container read and checked (size, bytes) as `kind` (a Glb, or a reader built on it)."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -100,7 +101,7 @@ def _read(path: str | Path) -> "Glb":
     except OSError as e:
         raise GlbError(f"{path}: cannot read ({e.strerror})") from None
     with np.errstate(all="ignore"):
-        return Glb(path, data)
+        return (kind or Glb)(path, data)
 
 
 def _finite(a: np.ndarray) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.checks.glb import MAX_FILE_BYTES, Y_UP_TO_Z_UP, Glb, GlbError, skinned_mesh
+from studio.checks.glb import Y_UP_TO_Z_UP, Glb, read_glb, skinned_mesh
 from studio.checks.gltf_schema import studio_extras
 
 
@@ -34,16 +34,9 @@ class SkinData:
 
 def read_skin(path: str | Path) -> SkinData:
     """The first skinned mesh node of a .glb; GlbError naming the file and the JSON path otherwise."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise GlbError(f"{path}: {size} bytes; the largest .glb read is {MAX_FILE_BYTES} bytes")
-        data = path.read_bytes()
-    except OSError as e:
-        raise GlbError(f"{path}: cannot read ({e.strerror})") from None
+    skin = read_glb(path, _Skin)
     with np.errstate(all="ignore"):
-        return _Skin(path, data).read()
+        return skin.read()
 
 
 class _Skin(Glb):
