@@ -1,6 +1,6 @@
 """Candidate repairs for a run of failing frames, smallest edit first.
 
-Three kinds, tried in this order for each run:
+Four kinds, tried in this order for each run:
 - tool parameters, read from the segment tool's JSON schema, so a tool gets
   the edits its schema allows: an earlier `begin` for an unmet grasp or reach,
   a later one for a release that leaves a body floating, a via-point in
@@ -17,7 +17,9 @@ Three kinds, tried in this order for each run:
   axis or around the obstacle, dropped to support or brought to its carrier,
   a joint clamped with its chain re-solved by IK, and for unmet grasps and
   reaches every effector they want brought to its target at the frame their
-  windows share (`event_keys`); each must pass the one-frame checks itself.
+  windows share (`event_keys`); each must pass the one-frame checks itself;
+- two key states round an obstacle: one of those edits applied before and
+  after the run, so the body is held aside over it (`spread_candidates`).
 A candidate whose changes a person already rejected for that segment is
 not offered again; the same kind comes last.
 """
@@ -173,8 +175,9 @@ def key_frame(trial: FilmTrial, run: FailingRun) -> int:
     return event_keys.shared_frame(trial.plan, pending, run.start, run.end, run.worst)[0]
 
 
-def key_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
-    """Insert a key state at the worst frame, its pose repaired; the key must pass its own checks."""
+def key_candidates(trial: FilmTrial, run: FailingRun, passed: list | None = None) -> list[Candidate]:
+    """Insert a key state at the worst frame, its pose repaired; the key must pass its own checks
+    (those that do go into `passed` as (summary, changes) too)."""
     frame = key_frame(trial, run)
     pose = trial.pose_at(frame).completed(trial.scene)
     sid = _state_id(trial, frame)
@@ -193,12 +196,80 @@ def key_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
             continue
         if failing_required(check_pose(trial.project, trial.scene, fixed, frame, sid)):
             continue
+        if passed is not None:
+            passed.append((summary, changes))
         a, _ = parse_segment(run.segment)
         out.append(("key", f"insert key state {sid} at {frame}: {summary}", ends + [
             {"kind": "insert_state", "state": sid, "frame": frame, "split": run.segment,
              "pose": fixed.to_dict(), "shot": _shot(trial, a, frame),
              "description": f"repair key: {summary}"}]))
     return out
+
+
+SPREAD = (0, 3, 6)          # frames a held detour reaches beyond the run either side
+SPREAD_POSES = 6            # the smallest one-key edits tried as a held detour
+
+
+def spread_candidates(trial: FilmTrial, run: FailingRun, edits: list) -> list[Candidate]:
+    """Two key states round an obstacle: an edit of the worst frame that passed its own checks
+    (`edits`: a push, a detour, a joint clamp), the smallest first, applied at a frame before the run
+    and at one after it, so the body is held aside over the whole run and eases into and out of
+    the detour over the rest of the segment, instead of jumping out and back within the few frames
+    either side of one key (a Continuity spike). Both keys must pass their own checks."""
+    if run.check not in ("NoPenetration", "Supported", "JointLimits"):
+        return []
+    row = next((s for s in trial.segments if s["segment"] == run.segment), None)
+    if row is None:
+        return []
+    fa, fb = int(row["start"]), int(row["end"])
+    spans = []
+    for m in SPREAD:
+        f1, f2 = max(fa + 2, run.start - m), min(fb - 2, run.end + m)
+        if f1 == f2:
+            f1, f2 = max(fa + 2, f1 - 1), min(fb - 2, f2 + 1)
+        if f1 < f2 and (f1, f2) not in spans:
+            spans.append((f1, f2))
+    if not spans:
+        return []
+    worst = trial.pose_at(run.worst).completed(trial.scene)
+    edits = sorted(edits, key=lambda e: _edit_size(trial.scene, worst, e[1]))
+    a, _ = parse_segment(run.segment)
+    ends = _ends(trial, run.segment)
+    out: list[Candidate] = []
+    for summary, changes in edits[:SPREAD_POSES]:
+        for f1, f2 in spans:
+            keys, split, taken = [], run.segment, set(trial.states)
+            for f in (f1, f2):
+                try:
+                    pose = apply_changes(trial.scene, trial.pose_at(f).completed(trial.scene), changes)
+                except (KeyError, ValueError):
+                    break
+                sid = _state_id(trial, f)
+                while sid in taken:
+                    sid += "_b"
+                taken.add(sid)
+                if failing_required(check_pose(trial.project, trial.scene, pose, f, sid)):
+                    break
+                keys.append({"kind": "insert_state", "state": sid, "frame": f, "split": split,
+                             "pose": pose.to_dict(), "shot": _shot(trial, a, f),
+                             "description": f"repair key: {summary}, held from {f1} to {f2}"})
+                split = f"{sid}..{parse_segment(run.segment)[1]}"
+            if len(keys) == 2:
+                out.append(("key", f"insert key states {keys[0]['state']} at {f1} and {keys[1]['state']} at "
+                                   f"{f2}: {summary}, held from {f1} to {f2}", ends + keys))
+    return out
+
+
+def _edit_size(scene, pose: Pose, changes: list[dict]) -> float:
+    """Metres of root travel plus radians of root turn and of joints that an edit makes."""
+    new = apply_changes(scene, pose, changes)
+    size = 0.0
+    for r in new.roots:
+        a, b = np.asarray(pose.roots[r], float), np.asarray(new.roots[r], float)
+        size += float(np.linalg.norm(b[:3] - a[:3])) + 2 * float(np.arccos(min(1.0, abs(float(a[3:] @ b[3:])))))
+    for j in new.joints:
+        size += float(np.abs(np.asarray(new.joints[j], float) - np.asarray(pose.joints[j], float)).sum())
+    return size
 
 
 # ---- tool parameters and tools ----------------------------------------------
@@ -422,7 +493,10 @@ def candidates(trial: FilmTrial, run: FailingRun, rejected: list[list[dict]] | N
     change of pose (a tool's parameters or another tool insert none and change no key pose, so they
     keep their order ahead); a rejected edit is left out, and a kind a person turned down comes last."""
     rejected = rejected or []
-    out = param_candidates(trial, run) + tool_candidates(trial, run) + key_candidates(trial, run)
+    passed: list = []
+    out = param_candidates(trial, run) + tool_candidates(trial, run) + key_candidates(trial, run, passed)
+    if key_frame(trial, run) == run.worst:
+        out += spread_candidates(trial, run, passed)
     out = [c for c in out if _sans_ends(c[2]) not in [_sans_ends(r) for r in rejected]]
     turned_down = {_kind(r) for r in rejected}
     return sorted(out, key=lambda c: (c[0] in turned_down, *change_size(trial, c[2])))
