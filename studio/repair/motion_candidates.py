@@ -25,6 +25,9 @@ not offered again; the same kind comes last.
 """
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 import numpy as np
 
 from studio.scene.kinematics import pose_world
@@ -36,7 +39,7 @@ from studio.timeline.gate import parse_segment
 from studio.timeline.motion import motion_tools
 
 from studio.repair import event_keys
-from studio.repair.film_failures import FailingRun
+from studio.repair.film_failures import FailingRun, frames_by_failure
 from studio.repair.motion_trial import FilmTrial
 from studio.repair.offline import (MARGIN, _mover, _root_change, _world_vertices, floating_candidates, joint_candidates,
                       penetration_candidates)
@@ -212,10 +215,13 @@ SPREAD_POSES = 6            # the smallest one-key edits tried as a held detour
 
 def spread_candidates(trial: FilmTrial, run: FailingRun, edits: list) -> list[Candidate]:
     """Two key states round an obstacle: an edit of the worst frame that passed its own checks
-    (`edits`: a push, a detour, a joint clamp), the smallest first, applied at a frame before the run
+    (`edits`: a push, a detour, a joint clamp), the smallest first, made at a frame before the run
     and at one after it, so the body is held aside over the whole run and eases into and out of
     the detour over the rest of the segment, instead of jumping out and back within the few frames
-    either side of one key (a Continuity spike). Both keys must pass their own checks."""
+    either side of one key (a Continuity spike). At each end the edit is the same one, or where that
+    does not clear the frame (a body sliding along the obstacle), the same move worked out for that
+    frame's own pose (the same push or detour by that frame's own distance). Both keys must pass
+    their own checks."""
     if run.check not in ("NoPenetration", "Supported", "JointLimits"):
         return []
     row = next((s for s in trial.segments if s["segment"] == run.segment), None)
@@ -232,23 +238,41 @@ def spread_candidates(trial: FilmTrial, run: FailingRun, edits: list) -> list[Ca
     if not spans:
         return []
     worst = trial.pose_at(run.worst).completed(trial.scene)
-    edits = sorted(edits, key=lambda e: _edit_size(trial.scene, worst, e[1]))
+    edits = sorted(edits, key=lambda e: _edit_size(trial.scene, worst, e[1]))[:SPREAD_POSES]
     a, _ = parse_segment(run.segment)
     ends = _ends(trial, run.segment)
+    per_frame = frames_by_failure(trial.base_reports).get(run.key, {})
+    own: dict[int, dict[str, list[dict]]] = {}
+
+    def keyed(f: int, sid: str, summary: str, changes: list[dict]) -> Pose | None:
+        here = trial.pose_at(f).completed(trial.scene)
+        tries = [changes]
+        if f not in own:                              # the same moves, worked out for this frame
+            at = replace(run, worst=f, evidence=per_frame.get(f, run.evidence))
+            own[f] = {}
+            for s, c in key_poses(trial, at, here):
+                own[f].setdefault(_move(s), c)
+        if _move(summary) in own[f]:
+            tries.append(own[f][_move(summary)])
+        for c in tries:
+            try:
+                pose = apply_changes(trial.scene, here, c)
+            except (KeyError, ValueError):
+                continue
+            if not failing_required(check_pose(trial.project, trial.scene, pose, f, sid)):
+                return pose
+        return None
     out: list[Candidate] = []
-    for summary, changes in edits[:SPREAD_POSES]:
+    for summary, changes in edits:
         for f1, f2 in spans:
             keys, split, taken = [], run.segment, set(trial.states)
             for f in (f1, f2):
-                try:
-                    pose = apply_changes(trial.scene, trial.pose_at(f).completed(trial.scene), changes)
-                except (KeyError, ValueError):
-                    break
                 sid = _state_id(trial, f)
                 while sid in taken:
                     sid += "_b"
                 taken.add(sid)
-                if failing_required(check_pose(trial.project, trial.scene, pose, f, sid)):
+                pose = keyed(f, sid, summary, changes)
+                if pose is None:
                     break
                 keys.append({"kind": "insert_state", "state": sid, "frame": f, "split": split,
                              "pose": pose.to_dict(), "shot": _shot(trial, a, f),
@@ -258,6 +282,12 @@ def spread_candidates(trial: FilmTrial, run: FailingRun, edits: list) -> list[Ca
                 out.append(("key", f"insert key states {keys[0]['state']} at {f1} and {keys[1]['state']} at "
                                    f"{f2}: {summary}, held from {f1} to {f2}", ends + keys))
     return out
+
+
+def _move(summary: str) -> str:
+    """What an edit does without its sizes: 'move pelvis # mm along -x clear of stand'."""
+    return re.sub(r"[-+]?\d+(\.\d+)?", "#", summary.split(" along ")[0]) + \
+        (" along " + re.sub(r"[-+]?\d+\.\d+", "#", summary.split(" along ", 1)[1]) if " along " in summary else "")
 
 
 def _edit_size(scene, pose: Pose, changes: list[dict]) -> float:
