@@ -71,6 +71,29 @@ def test_poll_notices_a_commit_from_another_process_connection(tmp_project):
     assert card.status == "rejected" and "arm clips the post" in card.reasons[0]
 
 
+def test_a_snapshot_is_one_version_of_the_project_even_when_another_commit_lands_mid_read(tmp_project):
+    from studio.scene.pose import Pose
+    from studio.timeline.storyboard import State, put_state
+    from studio.ui.session import read_snapshot
+    scene = add_boxes(tmp_project, states=2)
+    landed = []
+
+    def land_a_key_mid_read(sql: str) -> None:     # another process commits while the tracks are read
+        if "FROM tracks" in sql and not landed:
+            landed.append(sql)
+            with Project.open(tmp_project.path) as other:
+                put_state(other, scene, State(id="peek", frame=1012, pose=Pose({}, {}), shot="wide"))
+
+    with Project.open(tmp_project.path) as reader:
+        reader.db.conn.set_trace_callback(land_a_key_mid_read)
+        first = read_snapshot(reader)
+        assert landed                              # the commit did land between the read's queries
+        assert [st.id for st in first.board.states] == ["s1", "s2"]    # the version the read began on
+        reader.db.conn.set_trace_callback(None)
+        second = read_snapshot(reader, first.sigs)
+        assert [st.id for st in second.board.states] == ["s1", "peek", "s2"]
+
+
 def test_cards_turn_stale_when_an_approved_pose_is_edited(tmp_project):
     add_boxes(tmp_project, states=2)
     s = Session(tmp_project)

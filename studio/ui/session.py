@@ -68,7 +68,7 @@ def read_snapshot(project: Project, sigs: tuple = (None, None, None), scene: Sce
     """Read what changed since `sigs` (scene, film, board signatures). Touches nothing but
     `project`, so it may run on a worker with a connection of its own; `scene` is the
     scene the caller holds, used when the scene did not change."""
-    with reading_scenes():
+    with reading_scenes(), project.reading():
         db = project.db
         rows = db.execute("SELECT kind, name, body FROM scene_objects ORDER BY kind, position").fetchall()
         ssig = hashlib.sha256(repr(rows).encode()).hexdigest()
