@@ -29,6 +29,11 @@ A failing frame pair's evidence names both frames, the bodies, the time of
 first contact (the surfaces first meet, to a thousandth of a frame; the first
 frame itself when they already touch there) and the deepest point of the
 sweep (time, depth, axis, point), found by branch and bound to 0.1 mm.
+
+A frame pair still open after BUDGET stretches (or MAX_LEVELS halvings) fails
+too, unsettled: its evidence names the bodies, the deepest measurement there
+and the lowest gap the stretches left still allow, so no verdict passes on a
+sweep that did not prove it.
 """
 from __future__ import annotations
 
@@ -44,8 +49,8 @@ from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, en
 from studio.checks.sweep_bounds import PLANES, PairMotion, heights, mesh_distance
 
 DEPTH_RESOLUTION = 1e-4     # metres: how exactly the deepest point is found
-MAX_LEVELS = 30
-BUDGET = 512                # measurements one frame pair may take before it is left unresolved
+MAX_LEVELS = 40            # halvings of a frame pair: down to 2^-40 of a frame
+BUDGET = 4096               # stretches one frame pair may take before it is left unsettled (and fails)
 
 
 @dataclass
@@ -88,7 +93,7 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     counted = np.nonzero(film.counted)[0]
     metrics = {"frame_pairs": max(n - 1, 0), "frame_pairs_with_penetration": 0, "pair_frame_pairs": 0,
                "settled_by_bounds": 0, "settled_by_planes": 0, "ends_measured": 0, "probes": 0,
-               "not_swept": 0, "unresolved": []}
+               "not_swept": 0, "unresolved": [], "frame_pairs_unsettled": 0}
     if n < 2 or len(counted) == 0:
         return [], metrics
     motion = motion or Motion(film)
@@ -142,14 +147,17 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
     found, metrics["probes"], unresolved = _halve(probe, a_all, b_all, s.take(~done))
-    metrics["unresolved"] = [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]] for k, p in unresolved]
+    metrics["unresolved"] = [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]]
+                             for k, p in sorted(unresolved)]
     evidence = []
     for (k, p), (hit, L_k, floor_k) in sorted(found.items()):
         evidence.append(_evidence(film, probe, int(a_all[p]), int(b_all[p]), k, L_k, floor_k,
                                   float(l0[k, p]), float(l1[k, p]), hit))
     metrics["frame_pairs_with_penetration"] = len({e["frame"] for e in evidence})
     metrics["probes"] += sum(e.pop("_probes") for e in evidence)
-    return evidence, metrics
+    unsettled = [_unsettled(film, int(a_all[p]), int(b_all[p]), k, u) for (k, p), u in sorted(unresolved.items())]
+    metrics["frame_pairs_unsettled"] = len({e["frame"] for e in unsettled})
+    return sorted(evidence + unsettled, key=lambda e: e["frame"]), metrics
 
 
 def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> Stretches:
@@ -265,10 +273,14 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
     probes = 0
     convex = np.array([sh.planes is not None for sh in film.shapes])
     spent: dict[tuple[int, int], int] = {}
-    unresolved: set[tuple[int, int]] = set()
-    for _ in range(MAX_LEVELS):
+    closest: dict[tuple[int, int], dict] = {}       # per frame pair: its deepest measurement so far
+    unresolved: dict[tuple[int, int], dict] = {}
+    for level in range(MAX_LEVELS + 1):
         s = s.take(~s.settled())
         if len(s) == 0:
+            break
+        if level == MAX_LEVELS:             # halved to 2^-40 of a frame and still not settled
+            _give_up(s, set(zip(s.k.tolist(), s.p.tolist())) - set(found), closest, spent, unresolved)
             break
         # ends known only not to be deeper than tau (or left unmeasured while the planes were expected
         # to settle the stretch): measured at the coarsest threshold that could settle it now
@@ -322,6 +334,11 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
                     res[key][again] = res2[key]
             bm[ask] = res["band"] & (res["low"] > lm[ask])
             lm[ask] = np.maximum(lm[ask], res["low"])
+            for j in np.nonzero(np.isfinite(res["r"]) & (res["r"] < -theta[ask]))[0]:   # exact there
+                key = (int(s.k[ask[j]]), int(s.p[ask[j]]))
+                if key not in closest or res["r"][j] < closest[key]["r"]:
+                    closest[key] = {"t": float(tm[ask[j]]), "r": float(res["r"][j]), "axis": res["axis"][j].copy(),
+                                    "point": res["point"][j].copy(), "tau": float(res["tau"][j])}
             for j in np.nonzero(res["r"] < -res["tau"])[0]:
                 i = ask[j]
                 key = (int(s.k[i]), int(s.p[i]))
@@ -333,13 +350,26 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         for key in keys:
             spent[key] = spent.get(key, 0) + 1
         over = {key for key, v in spent.items() if v > BUDGET}
-        unresolved |= over - set(found)
+        _give_up(s, over - set(found) - set(unresolved), closest, spent, unresolved)
         go = np.array([key not in found and key not in over for key in keys], bool)
         left, right = s.take(go), s.take(go)
         left.tb, left.lb, left.hb, left.floor, left.bb = tm[go], lm[go], hm[go], f1[go], bm[go]
         right.ta, right.la, right.ha, right.floor, right.ba = tm[go], lm[go], hm[go], f2[go], bm[go]
         s = Stretches(*(np.concatenate([getattr(left, f.name), getattr(right, f.name)]) for f in fields(Stretches)))
-    return found, probes, sorted(unresolved)
+    return found, probes, unresolved
+
+
+def _give_up(s: Stretches, keys: set, closest: dict, spent: dict, unresolved: dict) -> None:
+    """Frame pairs left unsettled: the lowest gap their stretches still allow (a proven lower bound
+    of the gap over the frame pair, below -tau), their deepest measurement and what it took."""
+    if not keys:
+        return
+    bound = np.maximum(envelope(s.la, s.lb, s.L * (s.tb - s.ta)), s.floor)
+    for i, key in enumerate(zip(s.k.tolist(), s.p.tolist())):
+        if key in keys:
+            u = unresolved.setdefault(key, {"bound": np.inf, "tau": float(s.tl[i]), "stretches": spent.get(key, 0),
+                                            "closest": closest.get(key)})
+            u["bound"] = min(u["bound"], float(bound[i]))
 
 
 def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) -> np.ndarray:
@@ -356,6 +386,27 @@ def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) ->
             at = np.nonzero(this == body)[0]
             out[sel[at]] = heights(hull_points(film.shapes[body]), r[at], s.normals[sel[at]], s.offsets[sel[at]])
     return out
+
+
+def _unsettled(film: Footage, a: int, b: int, k: int, u: dict) -> dict:
+    """A frame pair the sweep could not settle: it fails, naming the bodies, the lowest gap it could
+    prove (depth_bound_m: never deeper than that) and the deepest it measured there (depth_m, with
+    its time, axis and point); tau lies between the two."""
+    near = u["closest"]
+    bound = round(max(0.0, -u["bound"]), 6) if np.isfinite(u["bound"]) else None
+    depth = 0.0 if near is None else max(0.0, -near["r"])
+    axis = np.zeros(3) if near is None else np.asarray(near["axis"], float)
+    point = np.zeros(3) if near is None else np.asarray(near["point"], float)
+    a_name, b_name = film.names[a], film.names[b]
+    if film.static[a] and not film.static[b]:     # name the body that can move first
+        a_name, b_name, axis = b_name, a_name, -axis
+    f0 = int(film.frames[k])
+    return {"frame": f0, "frames": [f0, f0 + 1], "between": True, "unsettled": True, "a": a_name, "b": b_name,
+            "depth_m": round(depth, 6), "depth_bound_m": bound,
+            "tau_m": round(u["tau"], 6),
+            "deepest_frame": round(f0 + (near["t"] if near else 0.5), 4), "stretches": int(u["stretches"]),
+            "axis": [round(float(v), 6) for v in axis], "push_m": round(depth, 6),
+            "point": [round(float(v), 6) for v in point]}
 
 
 def _evidence(film: Footage, probe: Probe, a: int, b: int, k: int, L: float, floor: float,
