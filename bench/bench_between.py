@@ -42,7 +42,7 @@ def per_frame_only():
     """The verifiers as they were before the between-frames checks: no sweep, no search between frames."""
     saved = penetration.sweep, events.first_contact, events.first_near
     assert saved[0] is timed_sweep
-    penetration.sweep = lambda film: ([], {"frame_pairs_with_penetration": 0})
+    penetration.sweep = lambda film: ([], {"frame_pairs_with_penetration": 0, "frame_pairs_unsettled": 0})
     events.first_contact = lambda *a, **k: None
     events.first_near = lambda *a, **k: None
     try:
@@ -118,6 +118,7 @@ def main(argv: list[str]) -> None:
 
             def verdicts(r):
                 return "/".join(r[n].verdict for n in ("NoPenetration", "EventsSatisfied"))
+            assert "error" not in verdicts(ra) + verdicts(rb), (name, verdicts(ra), verdicts(rb))
             print(f"{name:<12} {film['tracks'].n_frames:>6} {ma:>12.3f} {mb:>10.3f} {mb / ma:>6.2f} "
                   f"{statistics.median(swept):>8.3f} {sweep.get('probes', 0):>7}  "
                   f"{verdicts(ra)} / {verdicts(rb)}")

@@ -86,6 +86,23 @@ def hull_planes(shape) -> tuple[np.ndarray, np.ndarray] | None:
     return _PLANES[shape.hash]
 
 
+_MONOS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _monomials(points: np.ndarray) -> np.ndarray:
+    """(V,10) x², y², z², 2xy, 2xz, 2yz, 2x, 2y, 2z, 1 of each point (kept for the hulls' arrays)."""
+    got = _MONOS.get(id(points))
+    if got is not None and got[0] is points:
+        return got[1]
+    x, y, z = points[:, 0], points[:, 1], points[:, 2]
+    mono = np.stack([x * x, y * y, z * z, 2 * x * y, 2 * x * z, 2 * y * z, 2 * x, 2 * y, 2 * z,
+                     np.ones(len(points))], axis=1)
+    if len(_MONOS) > 256:
+        _MONOS.clear()
+    _MONOS[id(points)] = (points, mono)
+    return mono
+
+
 def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
     """(n,) the largest |D a + d| over points a (V,3), for matrices D (n,3,3) and vectors d (n,3):
     |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product."""
@@ -93,10 +110,9 @@ def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
         return np.zeros(0)
     G = np.einsum("nki,nkj->nij", D, D)
     h = np.einsum("nki,nk->ni", D, d)
-    x, y, z = points[:, 0], points[:, 1], points[:, 2]
-    mono = np.stack([x * x, y * y, z * z, 2 * x * y, 2 * x * z, 2 * y * z], axis=1)          # (V,6)
-    coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2]])  # (6,n)
-    q = mono @ coef + 2.0 * (points @ h.T) + np.sum(d * d, axis=1)[None]
+    coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2],
+                     h[:, 0], h[:, 1], h[:, 2], np.einsum("ni,ni->n", d, d)])                # (10,n)
+    q = _monomials(points) @ coef
     return np.sqrt(np.maximum(q.max(axis=0), 0.0))
 
 
@@ -114,6 +130,16 @@ def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, cou
         keep.add(int(i))
     keep = np.array(sorted(keep))
     return normals[keep], offsets[keep]
+
+
+MOTION_KEY = "between_motion"
+
+
+def motion_of(film: Footage) -> "Motion":
+    """The film's Motion, made once per footage (the sweep and the events' search share it)."""
+    if MOTION_KEY not in film.extra:
+        film.extra[MOTION_KEY] = Motion(film)
+    return film.extra[MOTION_KEY]
 
 
 @dataclass

@@ -42,7 +42,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from studio.checks.between import Motion, hull_points
+from studio.checks.between import Motion, hull_points, motion_of
 from studio.checks.contacts import similar_inverse, world_boxes
 from studio.checks.footage import Footage
 from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
@@ -96,7 +96,7 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
                "not_swept": 0, "unresolved": [], "frame_pairs_unsettled": 0}
     if n < 2 or len(counted) == 0:
         return [], metrics
-    motion = motion or Motion(film)
+    motion = motion or motion_of(film)
     probe, rel = Probe(film, motion), PairMotion(film, motion)
     pairs = film.pairs[counted]
     a_all, b_all = pairs[:, 0], pairs[:, 1]
@@ -131,13 +131,22 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     ks, ps = np.nonzero(cand)
     if len(ks) == 0:
         return [], metrics
-    s = _stretches(film, rel, a_all, b_all, ks, ps, l0, l1, tau_lo)
-    by_plane = s.floor > -s.tl
-    metrics["settled_by_planes"] = int(by_plane.sum())
-    done = s.settled()
-    metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+    # first each body by its box's corners (cheap, looser), then by its hull where that did not settle it
+    for coarse in (True, False):
+        s = _stretches(film, rel, a_all, b_all, ks, ps, l0, l1, tau_lo, coarse)
+        by_plane = s.floor > -s.tl
+        metrics["settled_by_planes"] += int(by_plane.sum())
+        done = s.settled()
+        metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+        s = s.take(~done)
+        ks, ps = s.k, s.p
+    # ends apart: at least their distance (where no convex body's planes already bound them), first
+    # with the heavier body's box for it (fast, never farther), then exact where that did not settle
+    rough = s.take(np.ones(len(s), bool))
+    rough.la, rough.lb = _apart_ends(film, a_all, b_all, s, coarse=True)
+    done = rough.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
     s = s.take(~done)
-    # ends apart: at least their exact distance (where no convex body's planes already bound them)
     s.la, s.lb = _apart_ends(film, a_all, b_all, s)
     done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
@@ -160,8 +169,9 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     return sorted(evidence + unsettled, key=lambda e: e["frame"]), metrics
 
 
-def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> Stretches:
-    """Whole frame pairs as stretches, with each pair's own bounds (slope, planes, balls)."""
+def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo, coarse: bool = False) -> Stretches:
+    """Whole frame pairs as stretches, with each pair's own bounds (slope, planes, balls; coarse: the
+    bodies' boxes for their hulls, see PairMotion.bound)."""
     order = np.lexsort((ks, ps))
     ks, ps = ks[order], ps[order]
     n = len(ks)
@@ -170,7 +180,7 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> S
                   np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
     for p in np.unique(ps):
         sel = np.nonzero(ps == p)[0]
-        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel])
+        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel], coarse)
         s.L[sel], s.floor[sel], s.side[sel] = b.L, b.floor, b.side
         s.normals[sel], s.offsets[sel], s.stray[sel], s.ha[sel], s.hb[sel] = b.normals, b.offsets, b.stray, b.h0, b.h1
     # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
@@ -200,8 +210,9 @@ def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray) -> np.ndar
     return low
 
 
-def _apart_ends(film: Footage, a_all, b_all, s: Stretches):
-    """Ends where every sample is known to be outside the other body: at least the surfaces' distance."""
+def _apart_ends(film: Footage, a_all, b_all, s: Stretches, coarse: bool = False):
+    """Ends where every sample is known to be outside the other body: at least the surfaces' distance
+    (coarse: a lower bound of it, see mesh_distance)."""
     la, lb = s.la.copy(), s.lb.copy()
     if film.scale is not None:
         return la, lb
@@ -221,7 +232,8 @@ def _apart_ends(film: Footage, a_all, b_all, s: Stretches):
         sel = np.nonzero(uniq[:, 0] == p)[0]
         a, b = int(a_all[p]), int(b_all[p])
         fr = uniq[sel, 1]
-        d[sel] = mesh_distance(film.shapes[a], film.shapes[b], similar_inverse(film.world[b, fr]) @ film.world[a, fr])
+        d[sel] = mesh_distance(film.shapes[a], film.shapes[b], similar_inverse(film.world[b, fr]) @ film.world[a, fr],
+                               coarse)
     got = d[inv]
     la[i[end == 0]] = np.maximum(la[i[end == 0]], got[end == 0])
     lb[i[end == 1]] = np.maximum(lb[i[end == 1]], got[end == 1])

@@ -37,6 +37,7 @@ PLANES = 4                  # face planes of a convex body kept as certificates,
 _MODELS: dict[str, fcl.BVHModel] = {}
 _PROXIES: dict[str, tuple] = {}
 _BALLS: dict[str, tuple[np.ndarray, float, float]] = {}
+_BOX_PROXIES: dict[str, tuple] = {}
 
 
 def model(shape: Shape) -> fcl.BVHModel:
@@ -90,10 +91,28 @@ def closed_volume(vertices, faces) -> float:
     return abs(float(np.einsum("ij,ij->i", t[:, 0], np.cross(t[:, 1], t[:, 2])).sum()) / 6.0)
 
 
-def mesh_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
+def box_proxy(shape: Shape) -> tuple[object, np.ndarray]:
+    """The shape's bounding box as python-fcl measures it, and where it sits in the shape's frame."""
+    got = _BOX_PROXIES.get(shape.hash)
+    if got is None:
+        place = np.eye(4)
+        place[:3, 3] = 0.5 * (np.asarray(shape.hi, float) + np.asarray(shape.lo, float))
+        got = (fcl.Box(*np.maximum(np.asarray(shape.hi, float) - np.asarray(shape.lo, float), 1e-9)), place)
+        _BOX_PROXIES[shape.hash] = got
+    return got
+
+
+def mesh_distance(sa: Shape, sb: Shape, rel: np.ndarray, coarse: bool = False) -> np.ndarray:
     """(Q,) a proven lower bound, exact for meshes, of the distance between the two surfaces for
-    relative poses rel (A-local -> B-local, rigid); 0 where they (or their boxes) touch or cross."""
+    relative poses rel (A-local -> B-local, rigid); 0 where they (or their boxes) touch or cross.
+    coarse: the body of more vertices is measured by its bounding box, which holds it (fast, and
+    never farther than the body)."""
     (ga, pa), (gb, pb) = proxy(sa), proxy(sb)
+    if coarse:
+        if len(sa.mesh.vertices) >= len(sb.mesh.vertices):
+            ga, pa = box_proxy(sa)
+        else:
+            gb, pb = box_proxy(sb)
     oa = fcl.CollisionObject(ga, fcl.Transform())
     ob = fcl.CollisionObject(gb, fcl.Transform(pb[:3, :3], pb[:3, 3]))
     out = np.zeros(len(rel))
@@ -119,6 +138,19 @@ def segment_distance(sb: Shape, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
         seg = fcl.CollisionObject(fcl.Capsule(0.0, length), fcl.Transform(rot, 0.5 * (p0[q] + p1[q])))
         out[q] = max(float(fcl.distance(seg, ob, fcl.DistanceRequest(), fcl.DistanceResult())), 0.0)
     return out
+
+
+_BOXES: dict[str, np.ndarray] = {}
+
+
+def box_corners(shape: Shape) -> np.ndarray:
+    """(8,3) the corners of the shape's local bounding box, which holds its hull."""
+    got = _BOXES.get(shape.hash)
+    if got is None:
+        lo, hi = np.asarray(shape.lo, float), np.asarray(shape.hi, float)
+        got = np.array([[(hi if (i >> j) & 1 else lo)[j] for j in range(3)] for i in range(8)], float)
+        _BOXES[shape.hash] = got
+    return got
 
 
 def ball(shape: Shape) -> tuple[np.ndarray, float, float]:
@@ -168,8 +200,10 @@ class PairMotion:
         self.film, self.motion = film, motion
         self._outside: dict[tuple[int, int, int], bool] = {}
 
-    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray) -> PairBounds:
-        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau)."""
+    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, coarse: bool = False) -> PairBounds:
+        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau). coarse: each body
+        stands for its box's 8 corners instead of its hull's vertices (the box holds the hull, so every
+        bound still holds, only looser) and no ball bound: cheap, for the frame pairs it settles."""
         film, R = self.film, self.motion.rates
         n = len(ks)
         out = PairBounds(R.S[a, ks] + R.S[b, ks], np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
@@ -182,7 +216,7 @@ class PairMotion:
         t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
         best = np.full(n, -np.inf)
         for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
-            pts = hull_points(film.shapes[this])
+            pts = box_corners(film.shapes[this]) if coarse else hull_points(film.shapes[this])
             L_rel, acc = self._relative(this, other, ks, pts, r0, r1)
             out.L = np.minimum(out.L, L_rel)
             planes = hull_planes(film.shapes[other])
@@ -196,7 +230,7 @@ class PairMotion:
                 out.normals[take], out.offsets[take], out.stray[take] = nrm[take], off[take], acc[take]
                 out.h0[take], out.h1[take] = h0[take], h1[take]
             c, r_in, r_out = ball(film.shapes[this])
-            if r_out - r_in < float(np.min(taus)):
+            if not coarse and r_out - r_in < float(np.min(taus)):
                 out.floor = np.maximum(out.floor, self._ball_floor(this, other, ks, r0, r1, c, r_out))
         out.floor = np.maximum(out.floor, best)
         return out
