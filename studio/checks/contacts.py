@@ -130,15 +130,16 @@ def similar_inverse(m: np.ndarray) -> np.ndarray:
 
 def measure(shapes: list[Shape], world: np.ndarray, pairs: np.ndarray, taus: np.ndarray,
             margins: np.ndarray, cache: ContactCache | None = None, scale: np.ndarray | None = None,
-            forms: dict | None = None) -> Contacts:
+            forms: dict | None = None, boxes: tuple[np.ndarray, np.ndarray] | None = None) -> Contacts:
     """Gap, axis and point of every (frame, pair) the broadphase keeps.
 
     world may scale a body uniformly (scale (B,F), its factor per frame): distances in its
     grid scale exactly, and tau then follows the thickness at that frame. A body whose shape
-    changes has forms[b] = (shapes, (F,) index of the shape at each frame)."""
+    changes has forms[b] = (shapes, (F,) index of the shape at each frame). boxes: world_boxes of
+    these shapes and world, if already made."""
     cache = cache if cache is not None else ContactCache()
     forms = forms or {}
-    lo, hi = world_boxes(shapes, world, forms)
+    lo, hi = world_boxes(shapes, world, forms) if boxes is None else boxes
     F = world.shape[1]
     k = np.ones((len(shapes), F)) if scale is None else np.asarray(scale, float)[:, :F]
     wide = margins.copy()

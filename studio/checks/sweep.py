@@ -43,7 +43,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from studio.checks.between import Motion, hull_points, motion_of
-from studio.checks.contacts import similar_inverse, world_boxes
+from studio.checks.contacts import similar_inverse
 from studio.checks.footage import Footage
 from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
 from studio.checks.sweep_bounds import PLANES, PairMotion, heights, mesh_distance
@@ -131,15 +131,22 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     ks, ps = np.nonzero(cand)
     if len(ks) == 0:
         return [], metrics
-    # first each body by its box's corners (cheap, looser), then by its hull where that did not settle it
-    for coarse in (True, False):
-        s = _stretches(film, rel, a_all, b_all, ks, ps, l0, l1, tau_lo, coarse)
-        by_plane = s.floor > -s.tl
-        metrics["settled_by_planes"] += int(by_plane.sum())
-        done = s.settled()
-        metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
-        s = s.take(~done)
-        ks, ps = s.k, s.p
+    # first each body by its box's corners, all pairs at once (cheap, looser), then by its hull where
+    # that did not settle it
+    L1, floor1, h0, h1 = rel.coarse(a_all[ps], b_all[ps], ks)
+    tl = tau_lo[ks, ps]
+    by_plane = floor1 > -tl
+    done = np.maximum(envelope(np.maximum(l0[ks, ps], h0), np.maximum(l1[ks, ps], h1), L1), floor1) > \
+        -tl - RESOLUTION
+    metrics["settled_by_planes"] += int(by_plane.sum())
+    metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+    ks, ps = ks[~done], ps[~done]
+    s = _stretches(film, rel, a_all, b_all, ks, ps, l0, l1, tau_lo)
+    by_plane = s.floor > -s.tl
+    metrics["settled_by_planes"] += int(by_plane.sum())
+    done = s.settled()
+    metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+    s = s.take(~done)
     # ends apart: at least their distance (where no convex body's planes already bound them), first
     # with the heavier body's box for it (fast, never farther), then exact where that did not settle
     rough = s.take(np.ones(len(s), bool))
@@ -169,9 +176,8 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     return sorted(evidence + unsettled, key=lambda e: e["frame"]), metrics
 
 
-def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo, coarse: bool = False) -> Stretches:
-    """Whole frame pairs as stretches, with each pair's own bounds (slope, planes, balls; coarse: the
-    bodies' boxes for their hulls, see PairMotion.bound)."""
+def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> Stretches:
+    """Whole frame pairs as stretches, with each pair's own bounds (slope, planes, balls)."""
     order = np.lexsort((ks, ps))
     ks, ps = ks[order], ps[order]
     n = len(ks)
@@ -180,7 +186,7 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo, coar
                   np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
     for p in np.unique(ps):
         sel = np.nonzero(ps == p)[0]
-        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel], coarse)
+        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel])
         s.L[sel], s.floor[sel], s.side[sel] = b.L, b.floor, b.side
         s.normals[sel], s.offsets[sel], s.stray[sel], s.ha[sel], s.hb[sel] = b.normals, b.offsets, b.stray, b.h0, b.h1
     # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
@@ -193,8 +199,7 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo, coar
 def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray) -> np.ndarray:
     """(F,P) a proven lower bound of each counted pair's gap at each frame, nan where it fails there:
     the boxes' distance, or what the per-frame measure proves (above tau, or not below -tau)."""
-    n = film.n_frames
-    lo, hi = world_boxes(film.shapes, film.world[:, :n], film.forms)
+    lo, hi = film.boxes
     a, b = film.pairs[counted, 0], film.pairs[counted, 1]
     box = np.linalg.norm(np.maximum(0.0, np.maximum(lo[a] - hi[b], lo[b] - hi[a])), axis=-1).T   # (F,P)
     box = np.where(box > 0, box, -np.inf)            # boxes apart bound the gap; overlapping ones, nothing

@@ -200,10 +200,8 @@ class PairMotion:
         self.film, self.motion = film, motion
         self._outside: dict[tuple[int, int, int], bool] = {}
 
-    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, coarse: bool = False) -> PairBounds:
-        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau). coarse: each body
-        stands for its box's 8 corners instead of its hull's vertices (the box holds the hull, so every
-        bound still holds, only looser) and no ball bound: cheap, for the frame pairs it settles."""
+    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray) -> PairBounds:
+        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
         out = PairBounds(R.S[a, ks] + R.S[b, ks], np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
@@ -216,7 +214,7 @@ class PairMotion:
         t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
         best = np.full(n, -np.inf)
         for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
-            pts = box_corners(film.shapes[this]) if coarse else hull_points(film.shapes[this])
+            pts = hull_points(film.shapes[this])
             L_rel, acc = self._relative(this, other, ks, pts, r0, r1)
             out.L = np.minimum(out.L, L_rel)
             planes = hull_planes(film.shapes[other])
@@ -230,10 +228,50 @@ class PairMotion:
                 out.normals[take], out.offsets[take], out.stray[take] = nrm[take], off[take], acc[take]
                 out.h0[take], out.h1[take] = h0[take], h1[take]
             c, r_in, r_out = ball(film.shapes[this])
-            if not coarse and r_out - r_in < float(np.min(taus)):
+            if r_out - r_in < float(np.min(taus)):
                 out.floor = np.maximum(out.floor, self._ball_floor(this, other, ks, r0, r1, c, r_out))
         out.floor = np.maximum(out.floor, best)
         return out
+    def coarse(self, a: np.ndarray, b: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Looser bounds than `bound`, cheap, for many pairs at once (bodies a, b, frame pairs ks, arrays
+        of one length): each body stands for its box's 8 corners (the box holds the hull, so every bound
+        still holds) and no ball bound. The slope L, the planes' floor, and at either frame the lowest
+        corner above the best plane (h0, h1: the gap's bound there)."""
+        film, R = self.film, self.motion.rates
+        n = len(ks)
+        L = R.S[a, ks] + R.S[b, ks]
+        floor, h0, h1 = np.full(n, -np.inf), np.full(n, -np.inf), np.full(n, -np.inf)
+        if film.scale is not None or n == 0:
+            return L, floor, h0, h1
+        w = film.world
+        t0 = similar_inverse(w[b, ks]) @ w[a, ks]
+        t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        corners = np.stack([box_corners(sh) for sh in film.shapes])                 # (B,8,3)
+        planes = [hull_planes(sh) for sh in film.shapes]
+        for this, other, r0, r1 in ((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1))):
+            pts = corners[this]
+            p0 = np.einsum("nij,nvj->nvi", r0[:, :3, :3], pts) + r0[:, None, :3, 3]    # (n,8,3) in other's frame
+            p1 = np.einsum("nij,nvj->nvi", r1[:, :3, :3], pts) + r1[:, None, :3, 3]
+            chord = np.linalg.norm(p1 - p0, axis=2).max(axis=1)
+            reach = np.maximum(np.linalg.norm(p0, axis=2).max(axis=1), np.linalg.norm(p1, axis=2).max(axis=1))
+            lam = reach + 0.5 * (R.S[this, ks] + R.S[other, ks])
+            Wo = R.W[other, ks]
+            K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
+            with np.errstate(divide="ignore", invalid="ignore"):
+                speed = np.where(Wo < 1.0, (chord + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300), np.inf)
+            acc = K + 2.0 * Wo * speed
+            L = np.minimum(L, speed)
+            for body in np.unique(other):
+                if planes[body] is None:
+                    continue
+                at = np.nonzero(other == body)[0]
+                nrm, off = _facing(planes[body], p0[at].mean(axis=1))                 # (m,k,3), (m,k)
+                e0 = np.einsum("mkj,mvj->mkv", nrm, p0[at]).min(axis=2) - off          # lowest corner above
+                e1 = np.einsum("mkj,mvj->mkv", nrm, p1[at]).min(axis=2) - off          # each plane, per frame
+                floor[at] = np.maximum(floor[at], np.minimum(e0, e1).max(axis=1) - acc[at] / 8.0)
+                h0[at], h1[at] = np.maximum(h0[at], e0.max(axis=1)), np.maximum(h1[at], e1.max(axis=1))
+        return L, floor, h0, h1
+
     def _relative(self, this: int, other: int, ks: np.ndarray, pts: np.ndarray, r0: np.ndarray, r1: np.ndarray):
         """Speed and acceleration bounds of this body's hull points in the other's frame (relative poses
         r0, r1 at the two frames)."""
