@@ -163,16 +163,22 @@ class Motion:
         self.joints = {k: np.asarray(v, float) for k, v in tr.joints.items()}
         self.n = film.n_frames
         self._rates: Rates | None = None
+        self._chains: dict[frozenset, set[str]] = {}
 
     # ---- poses between frames -------------------------------------------------
-    def world(self, k: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """(B,Q,4,4) world matrices of every body at fraction t (Q,) of frame pair k (Q,)."""
+    def world(self, k: np.ndarray, t: np.ndarray, bodies=None) -> np.ndarray:
+        """(B,Q,4,4) world matrices of every body at fraction t (Q,) of frame pair k (Q,); bodies:
+        indices of the only bodies wanted (the others' matrices are then NaN)."""
         k = np.asarray(k, np.int64)
         t = np.asarray(t, float)
         q = len(k)
         k1 = np.minimum(k + 1, self.n - 1)
+        names = self.film.names
+        only = None if bodies is None else {names[int(i)] for i in np.unique(np.asarray(bodies, np.int64))}
         roots = {}
         for name, v in self.roots.items():
+            if only is not None and name not in self._roots_of(only):
+                continue
             a, b = v[k], v[k1]
             pos = a[:, :3] + (b[:, :3] - a[:, :3]) * t[:, None]
             rot = slerp(a[:, 3:7], b[:, 3:7], t)
@@ -182,15 +188,38 @@ class Motion:
             a, b = v[k], v[k1]
             tt = t.reshape((-1,) + (1,) * (a.ndim - 1))
             joints[name] = a + (b - a) * tt
-        wd = forward(self.scene, roots, joints, q)
-        out = np.stack([np.asarray(wd[b], float) if b in wd else np.tile(np.eye(4), (q, 1, 1))
-                        for b in self.film.names])
+        wd = forward(self.scene, roots, joints, q, only)
+        if only is None:
+            out = np.stack([np.asarray(wd[b], float) if b in wd else np.tile(np.eye(4), (q, 1, 1)) for b in names])
+        else:
+            out = np.full((len(names), q, 4, 4), np.nan)
+            for i, b in enumerate(names):
+                if b in only:
+                    out[i] = np.asarray(wd[b], float) if b in wd else np.eye(4)
         if self.film.scale is not None:
             s = self.film.scale
             f = s[:, k] + (s[:, k1] - s[:, k]) * t[None]
             # forward() gives rotations; the footage's matrices carry each body's scale
             out[:, :, :3, :3] *= f[:, :, None, None]
         return out
+
+    def _roots_of(self, only: set[str]) -> set[str]:
+        """The roots whose chains carry the bodies `only` (the bodies themselves included)."""
+        key = frozenset(only)
+        got = self._chains.get(key)
+        if got is None:
+            got = set()
+            for body in only:
+                j = self.scene.joint_of_child(body)
+                while j is not None:
+                    body = j.parent
+                    j = self.scene.joint_of_child(body)
+                got.add(body)
+            got |= only
+            if len(self._chains) > 1024:
+                self._chains.clear()
+            self._chains[key] = got
+        return got
 
     # ---- how fast it can move ---------------------------------------------------
     @property

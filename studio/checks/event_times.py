@@ -60,6 +60,10 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
                 d = float(mesh_distance(film.shapes[ia], film.shapes[ib], similar_inverse(pw[1]) @ pw[0])[0])
                 if d > theta:
                     return d, False
+                if not np.isfinite(theta):          # a query with no threshold proves nothing the one at
+                    if d > level:                   # the level does not: that one alone, or the distance
+                        return d, False
+                    theta = level
             r = probe.at([ia], [ib], [k], [t], [theta], pair_w=pw)
             if r["r"][0] > theta:
                 return float(r["low"][0]), False
@@ -130,9 +134,10 @@ def first_near(film: Footage, a_point: tuple[str, np.ndarray], b: tuple[str, np.
     else:
         Sb, _ = motion.point_rates(b[0], b[1][None])
     ia = film.index(body_a)
+    wanted = [ia, film.index(b if isinstance(b, str) else b[0])]
 
     def value(k: int, t: float) -> float:
-        W = motion.world(np.array([k]), np.array([t]))[:, 0]
+        W = motion.world(np.array([k]), np.array([t]), wanted)[:, 0]
         p = W[ia, :3, :3] @ pa + W[ia, :3, 3]
         if isinstance(b, str):
             wb = W[ib]
