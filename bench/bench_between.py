@@ -10,7 +10,9 @@ ratios (the sum is led by the slowest film). The first run of each, which prepar
 shapes both share, is not counted. Also the sweep's own seconds (median), its probes (exact pair
 queries between frames), the ratio of the process's CPU seconds (medians; steadier than the wall
 clock on a loaded machine), and the machine's load.
-Run: .venv/bin/python bench/bench_between.py [ROUNDS] [NAME ...]
+Run: .venv/bin/python bench/bench_between.py [ROUNDS] [NAME ...] [--against REF]
+--against REF: the same bench on REF's code (a temporary detached worktree of it) beside this tree's,
+film by film in turn in one run (each in its own process, REF first), both tables printed.
 """
 from __future__ import annotations
 
@@ -92,7 +94,45 @@ def run(film: dict) -> tuple[float, dict]:
     return seconds, {r.name: r for r in reports}
 
 
+def against(ref: str, argv: list[str]) -> None:
+    """This bench on REF's code and on this tree's, film by film in turn, in one run."""
+    import subprocess
+    root = Path(__file__).resolve().parent.parent
+    rounds = [a for a in argv if a.isdigit()][:1] or ["5"]
+    names = [a for a in argv if not a.isdigit()] or FILMS
+    rows: dict[str, list[str]] = {"ref": [], "here": []}
+    print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "ref"
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", "-q", str(tree), ref], check=True)
+        try:
+            revs = {k: subprocess.run(["git", "-C", str(t), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                      text=True).stdout.strip() for k, t in (("ref", tree), ("here", root))}
+            for name in names:
+                for key, t in (("ref", tree), ("here", root)):
+                    out = subprocess.run([sys.executable, str(t / "bench" / "bench_between.py"), *rounds, name],
+                                         cwd=t, env=dict(os.environ, PYTHONPATH=str(t)), capture_output=True,
+                                         text=True)
+                    if out.returncode:
+                        raise SystemExit(f"{key} on {name}: {out.stderr.strip().splitlines()[-1:]}")
+                    lines = out.stdout.splitlines()
+                    rows[key] += ([lines[1]] if not rows[key] else []) + [ln for ln in lines if ln.startswith(name)]
+        finally:
+            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)])
+    for key, label in (("ref", f"{ref} ({revs['ref']})"), ("here", f"this tree ({revs['here']})")):
+        print(f"-- {label}")
+        print("\n".join(rows[key]))
+        got = [ln.split() for ln in rows[key][1:]]
+        a, b = sum(float(g[2]) for g in got), sum(float(g[3]) for g in got)
+        print(f"{'all':<12} {'':>6} {a:>12.3f} {b:>10.3f} {b / a:>6.2f}  (goal <= 1.30); per film "
+              f"{statistics.geometric_mean([float(g[3]) / float(g[2]) for g in got]):.2f} (geometric mean)")
+    print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main(argv: list[str]) -> None:
+    if "--against" in argv:
+        i = argv.index("--against")
+        return against(argv[i + 1], argv[:i] + argv[i + 2:])
     rounds = int(argv[0]) if argv and argv[0].isdigit() else 5
     names = [a for a in argv if not a.isdigit()] or FILMS
     print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; {rounds} rounds")
