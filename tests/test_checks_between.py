@@ -202,10 +202,13 @@ def test_a_crate_scraping_a_jamb_a_hair_under_tau_is_not_proven_and_fails(tmp_pa
 
     from studio.cli import main
     project = opening_film(tmp_path / "scrape", gap=-0.004998)
-    r = reports(project)["NoPenetration"]
-    assert r.verdict == "fail"
-    assert r.metrics["penetration_rate"] == 0.0 and r.metrics["frame_pairs_with_penetration"] == 0
-    (e,) = r.evidence
+    out = tmp_path / "scrape.json"
+    assert main(["verify", str(project.path), "--json", str(out)]) == 1
+    text = capsys.readouterr().out
+    r = next(x for x in json.loads(out.read_text())["reports"] if x["name"] == "NoPenetration")
+    assert r["verdict"] == "fail"
+    assert r["metrics"]["penetration_rate"] == 0.0 and r["metrics"]["frame_pairs_with_penetration"] == 0
+    (e,) = r["evidence"]
     assert e["unsettled"] and e["between"]
     assert (e["frames"], e["a"], e["b"]) == ([A + 1, A + 2], "crate", "wall")
     # the deepest it measured is the scrape's own depth; the lowest gap it proved is past tau
@@ -213,16 +216,17 @@ def test_a_crate_scraping_a_jamb_a_hair_under_tau_is_not_proven_and_fails(tmp_pa
     assert e["tau_m"] == pytest.approx(0.005)
     assert e["depth_m"] < e["tau_m"] < e["depth_bound_m"] < 0.006
     assert A + 1 < e["deepest_frame"] < A + 2 and e["stretches"] > 4096
-    assert r.metrics["frame_pairs_unsettled"] == 1
-    assert r.metrics["sweep"]["unresolved"] == [[A + 1, "wall", "crate"]]
-    # studio verify: a failing required check, the frame pair and the figures in the table
-    out = tmp_path / "scrape.json"
-    assert main(["verify", str(project.path), "--json", str(out)]) == 1
-    text = capsys.readouterr().out
+    assert r["metrics"]["frame_pairs_unsettled"] == 1
+    assert r["metrics"]["sweep"]["unresolved"] == [[A + 1, "wall", "crate"]]
+    # studio verify's table: a failing required check, the frame pair and the figures
     assert f"frames=[{A + 1}, {A + 2}]" in text and "unsettled=True" in text and "depth_bound_m=" in text
     assert "required checks failing: NoPenetration" in text
-    saved = next(x for x in json.loads(out.read_text())["reports"] if x["name"] == "NoPenetration")
-    assert saved["evidence"][0]["depth_bound_m"] == e["depth_bound_m"]
+    # studio score: the film fails, and the frame pair it could not settle is named apart from penetrations
+    assert main(["score", str(project.path)]) == 0
+    text = capsys.readouterr().out
+    assert "frame pairs penetrating between frames: none" in text
+    assert "frame pairs the sweep could not settle (failing): scrape 1" in text
+    assert text.splitlines()[1].rstrip().endswith("FAIL")
 
 
 def test_a_scrape_three_tenths_of_a_millimetre_under_tau_is_settled_by_halving_further(tmp_path):

@@ -23,6 +23,7 @@ content hash; a grid built later is added to its file.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 from dataclasses import dataclass
@@ -325,12 +326,14 @@ class Shape:
         if len(p) <= FEW_POINTS:
             # a few points: the same figures from a tree built once and the winding number summed here
             # (one call of signed_distance builds both its trees again, milliseconds a call)
-            if not hasattr(self, "_tree"):
-                self._tree = igl.AABB()
-                self._tree.init(*self._vf)
-                self._triangles = self._vf[0][self._vf[1]]
-            sq, _, closest = self._tree.squared_distance(*self._vf, p)
-            w = np.array([_winding_number(self._triangles, q) for q in p])
+            tree = _TREES.get(self.hash)
+            if tree is None:
+                if not _TREES:
+                    atexit.register(_TREES.clear)        # freed before the binding counts what is left
+                tree = _TREES[self.hash] = (igl.AABB(), self._vf[0][self._vf[1]])
+                tree[0].init(*self._vf)
+            sq, _, closest = tree[0].squared_distance(*self._vf, p)
+            w = np.array([_winding_number(tree[1], q) for q in p])
             return (1.0 - 2.0 * np.abs(w)) * np.sqrt(sq), closest
         d, closest = np.empty(len(p)), np.empty((len(p), 3))
         for i in range(0, len(p), 1 << 16):       # bounded memory on very many points
@@ -344,6 +347,7 @@ class Shape:
 
 
 FEW_POINTS = 4
+_TREES: dict[str, tuple] = {}      # mesh hash -> (libigl's AABB tree of it, its triangles)
 
 
 def _winding_number(triangles: np.ndarray, q: np.ndarray) -> float:
