@@ -250,9 +250,13 @@ class Motion:
                 w = film.world[i, :n]
                 if i in film.forms:          # its shape changes: the union of its forms' hulls
                     pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
-                d = farthest(np.vstack([pts, np.zeros((1, 3))]),             # the origin too
-                             w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
-                S = np.minimum(S, d + 0.5 * M)
+                D, dv = w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3]
+                # the farthest chord is at least the origin's: only where the chain's bound exceeds that
+                # (plus M/2) can the hull's chords lower it
+                at = np.nonzero(S > np.linalg.norm(dv, axis=1) + 0.5 * M)[0]
+                if len(at):
+                    d = farthest(np.vstack([pts, np.zeros((1, 3))]), D[at], dv[at])     # the origin too
+                    S[at] = np.minimum(S[at], d + 0.5 * M[at])
             for a, v in zip(out, (W, dW, S, M)):
                 a[i] = v
         return Rates(*out)
