@@ -78,5 +78,7 @@ def preload() -> None:
         for name in VTK_MODULES:        # what pyvista loads when the viewport's interactor is made
             importlib.import_module(f"vtkmodules.{name}")
         importlib.import_module("studio.agent.steps")      # the Plan dock's agent status
+        from studio.ui.qt_manipulator import handle_meshes
+        handle_meshes()                 # the drag handles' meshes (VTK sources, no drawing)
     threading.Thread(target=load, name="preload-panels", daemon=True).start()
 
