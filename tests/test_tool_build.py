@@ -47,6 +47,20 @@ def test_primitives_are_made_with_their_sizes_and_wrong_sizes_are_refused_by_nam
     assert "x" not in load_scene(tmp_project).body_names
 
 
+def test_a_part_whose_parameters_give_no_solid_is_refused_when_created_not_when_drawn(tmp_project):
+    from studio.scene.meshes import build_body_mesh
+    b = box_of(tmp_project)
+    with pytest.raises(ToolRefused) as e:          # a doorway wider than its wall
+        b.call("create_body", {"name": "front_wall", "part": "wall_with_opening", "kind": "static",
+                               "params": {"width": 1.0, "height": 2.0, "door_width": 1.2, "door_height": 1.9}})
+    assert "front_wall" in str(e.value) and "does not fit" in str(e.value)
+    assert load_scene(tmp_project).bodies == []                  # nothing stored
+    b.call("create_body", {"name": "front_wall", "part": "wall_with_opening", "kind": "static",
+                           "params": {"width": 3.0, "height": 2.4, "door_width": 0.9, "door_height": 2.0}})
+    wall = load_scene(tmp_project).body("front_wall")
+    assert build_body_mesh(wall, tmp_project.path).cache in ("memo", "hit")   # built once, when created
+
+
 def test_a_part_schema_says_each_parameter_its_range_and_default():
     stand = part_schema("stand")
     assert stand["properties"]["height"] == {"type": "number", "description": "metres", "exclusiveMinimum": 0.0,

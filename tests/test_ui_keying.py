@@ -53,6 +53,11 @@ def test_key_this_frame_on_an_empty_project_then_move_describe_and_delete(qtbot,
     qtbot.mouseClick(board.move_button, Qt.MouseButton.LeftButton)
     assert get_state(tmp_project, "crouch").frame == 1060
     assert "keyed already by 'key_1100'" in msgs[-1]
+    # a keyed frame proposes no name and offers no key: the field says which key holds the frame
+    assert board.key_name.text() == "" and "keyed by key_1100" in board.key_name.placeholderText()
+    assert not board.key_button.isEnabled()
+    w.playhead.set_frame(1101)
+    assert board.key_name.text() == "key_1101" and board.key_button.isEnabled()
 
     board.select_state("key_1100")
     qtbot.mouseClick(board.delete_button, Qt.MouseButton.LeftButton)

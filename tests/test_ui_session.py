@@ -71,6 +71,52 @@ def test_poll_notices_a_commit_from_another_process_connection(tmp_project):
     assert card.status == "rejected" and "arm clips the post" in card.reasons[0]
 
 
+def test_a_snapshot_is_one_version_of_the_project_even_when_another_commit_lands_mid_read(tmp_project):
+    from studio.scene.pose import Pose
+    from studio.timeline.storyboard import State, put_state
+    from studio.ui.session import read_snapshot
+    scene = add_boxes(tmp_project, states=2)
+    landed = []
+
+    def land_a_key_mid_read(sql: str) -> None:     # another process commits while the tracks are read
+        if "FROM tracks" in sql and not landed:
+            landed.append(sql)
+            with Project.open(tmp_project.path) as other:
+                put_state(other, scene, State(id="peek", frame=1012, pose=Pose({}, {}), shot="wide"))
+
+    with Project.open(tmp_project.path) as reader:
+        reader.db.conn.set_trace_callback(land_a_key_mid_read)
+        first = read_snapshot(reader)
+        assert landed                              # the commit did land between the read's queries
+        assert [st.id for st in first.board.states] == ["s1", "s2"]    # the version the read began on
+        reader.db.conn.set_trace_callback(None)
+        second = read_snapshot(reader, first.sigs)
+        assert [st.id for st in second.board.states] == ["s1", "peek", "s2"]
+
+
+def test_a_jobs_progress_alone_redraws_the_job_views_and_nothing_else(tmp_project):
+    from studio.jobs import queue
+    add_boxes(tmp_project, states=2)
+    s = Session(tmp_project)
+    s.committed.connect(s.refresh)
+    heard = {"changed": 0, "jobs": 0}
+    s.changed.connect(lambda: heard.__setitem__("changed", heard["changed"] + 1))
+    s.jobs_changed.connect(lambda: heard.__setitem__("jobs", heard["jobs"] + 1))
+    with Project.open(tmp_project.path) as runner:        # a render job's process, moving along
+        job = queue.submit(runner, "preview", lambda d: {"frames": [1001, 1010]})
+        queue.mark_running(runner, job.id, "local")
+        assert s.poll() is True
+        before = dict(heard)
+        for fraction in (0.25, 0.5, 0.75):
+            queue.record_progress(runner, job.id, fraction, {})
+            assert s.poll() is True
+    assert heard == {"changed": before["changed"], "jobs": before["jobs"] + 3}      # the job views only
+    with Project.open(tmp_project.path) as other:
+        ReviewState(other, "s2", "approve").do()
+    assert s.poll() is True
+    assert heard == {"changed": before["changed"] + 1, "jobs": before["jobs"] + 4}  # a review: every view
+
+
 def test_cards_turn_stale_when_an_approved_pose_is_edited(tmp_project):
     add_boxes(tmp_project, states=2)
     s = Session(tmp_project)

@@ -60,3 +60,41 @@ def test_verify_puts_pins_on_the_failing_frames_and_a_pin_lands_there(qtbot, tmp
     assert np.isclose(m.GetElement(0, 3), crate_x(first - 1001))
     rows = {(r[0], r[1]): r[3] for r in checks.rows()}
     assert rows[("film", "NoPenetration")] == "fail" and rows[("film", "JointLimits")] == "fail"
+
+
+class _Asked:
+    """A worker's state as the Checks dock's worker passes it: progress heard, cancel on request."""
+
+    def __init__(self, cancel_after: str | None = None):
+        self.heard: list[tuple[float, str]] = []
+        self.cancel_after, self.cancelled = cancel_after, False
+
+    def progress(self, fraction: float, what: str = "") -> None:
+        self.heard.append((fraction, what))
+        if self.cancel_after and what == self.cancel_after:
+            self.cancelled = True
+
+
+def test_the_checks_run_in_their_own_process_report_progress_and_stop_when_asked(tmp_project):
+    from studio.store.reports import load_reports
+    from studio.ui.checking import verify_in_child
+    add_boxes(tmp_project, states=3)
+    bake_through_the_post(tmp_project)
+    asked = _Asked()
+    text = verify_in_child(tmp_project.path, None, True, asked)
+    assert text == "verified 3 states and the film"
+    assert [w for _f, w in asked.heard] == ["state s1", "state s2", "state s3", "film"]
+    reports, _hash = load_reports(tmp_project, "film")            # stored by the child, read here
+    assert {r.name: r.verdict for r in reports}["NoPenetration"] == "fail"
+
+    stop = _Asked(cancel_after="state s1")                           # Cancel pressed while s1 is checked
+    text = verify_in_child(tmp_project.path, ["s1", "s2", "s3"], True, stop)
+    assert text.startswith("cancelled: verified 1 of 3 states")
+    assert [w for _f, w in stop.heard] == ["state s1"]
+
+
+def test_a_project_the_checks_cannot_open_is_named_in_one_line(tmp_path):
+    from studio.ui.checking import verify_in_child
+    with pytest.raises(RuntimeError) as e:
+        verify_in_child(tmp_path / "no-such-project", None, True, _Asked())
+    assert "no-such-project" in str(e.value) and "\n" not in str(e.value) and "Traceback" not in str(e.value)

@@ -331,6 +331,21 @@ class Project:
             fn()
         self._emit()
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Every read inside sees one committed version of the project (a read transaction in
+        WAL mode), never part of another connection's commit landing between two queries."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")      # nothing was written: this only ends the snapshot
+
     def after_commit(self, fn) -> None:
         """Run `fn` once what is being written has committed (now, outside a transaction)."""
         if self.db.conn.in_transaction:

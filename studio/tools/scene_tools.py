@@ -68,7 +68,24 @@ def create_body(box: ToolContext, a: dict) -> ToolOutcome:
         geom = Geometry(source="box", size=list(a.get("size", [0.1, 0.1, 0.1])), offset=offset)
     body = Body(a["name"], kind=a.get("kind", "rigid"), geometry=geom, material=a.get("material", ""),
                 group=a.get("group", ""), flags=list(a.get("flags", [])), mass=float(a.get("mass", 1.0)))
+    if geom.source == "cad":
+        _check_solid(box, body)
     return _put_body(box, scene, body, a, "create_body", f"create body {a['name']}")
+
+
+def _check_solid(box: ToolContext, body: Body) -> None:
+    """A CAD part is built now (into the project's mesh cache, which the viewport and the checks
+    then read), so parameters that give no solid are refused here, not found when it is drawn."""
+    from studio.scene.meshes import MeshError, build_body_mesh
+    from studio.scene.parts import PartError
+    try:
+        build_body_mesh(body, box.project.path)
+    except (PartError, MeshError) as e:
+        raise ToolRefused(f"create_body: {e}") from None
+    except Exception as e:          # the CAD kernel's own failure: said in one line
+        raise ToolRefused(f"create_body: part {body.geometry.part!r} with {body.geometry.params}: "
+                          f"could not be built ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+                          ) from None
 
 
 def _put_body(box: ToolContext, scene: Scene, body: Body, a: dict, name: str, label: str) -> ToolOutcome:

@@ -59,7 +59,9 @@ def optional_panels():
             ("Jobs", BOTTOM, _jobs), ("History", BOTTOM, _history)]
 
 
-MODULES = ("qt_checks", "qt_plan", "qt_jobs", "qt_repair", "qt_pose", "qt_history")
+VTK_MODULES = ("vtkCommonComputationalGeometry", "vtkInteractionWidgets", "vtkViewsContext2D", "vtkViewsCore")
+MODULES = ("qt_checks", "qt_plan", "qt_jobs", "qt_repair", "qt_pose", "qt_history", "qt_build", "qt_motion",
+           "qt_notes")
 
 
 def preload() -> None:
@@ -71,5 +73,12 @@ def preload() -> None:
     def load() -> None:
         for name in MODULES:
             importlib.import_module(f"studio.ui.{name}")
+        from studio.timeline.motion import motion_tools
+        motion_tools()                  # the Motion dock lists every tool's form
+        for name in VTK_MODULES:        # what pyvista loads when the viewport's interactor is made
+            importlib.import_module(f"vtkmodules.{name}")
+        importlib.import_module("studio.agent.steps")      # the Plan dock's agent status
+        from studio.ui.qt_manipulator import handle_meshes
+        handle_meshes()                 # the drag handles' meshes (VTK sources, no drawing)
     threading.Thread(target=load, name="preload-panels", daemon=True).start()
 

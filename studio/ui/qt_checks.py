@@ -1,8 +1,9 @@
 """The checks table: every required and advisory verifier of the film and of
 the state at the playhead, with its verdict, how much evidence it found and
-how long it took; a Verify button runs the verifiers on a worker, with a
-progress bar, the time left and a Cancel button. Checks whose
-evidence names a body selected in the viewport are shown in bold.
+how long it took; a Verify button runs the verifiers in a process of their own
+(`studio.ui.checking`, so the window never waits on them), with a progress bar,
+the time left and a Cancel button. Checks whose evidence names a body selected
+in the viewport are shown in bold.
 
 One truth: a verdict reached on an older film, or an older version of the
 state, is shown as "stale" (grey), never as a pass or a fail, and the line
@@ -16,9 +17,9 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QSizePolicy,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from studio.store.project import Project
 from studio.store.reports import ADVISORY, REQUIRED, report_lines
 
+from studio.ui.checking import verify_in_child
 from studio.ui.playhead import Playhead
 from studio.ui.qt_session import QtSession
 from studio.ui.job_progress import JobProgress
@@ -28,39 +29,6 @@ VERDICT_COLORS = {"pass": "#3fa34d", "fail": "#d1453b", "error": "#d1453b", "not
                   "missing": "#d89b2b", "stale": "#8a8f98"}
 COLUMNS = ("target", "check", "kind", "verdict", "evidence", "seconds")
 AUTO_MS = 400
-
-
-def verify_project(path, state) -> str:
-    """Run the verifiers on every state and on the baked film (a plain function for a worker)."""
-    return verify_targets(path, None, True, state)
-
-
-def verify_targets(path, state_ids: list[str] | None, film: bool, state) -> str:
-    """Verify the given states (every state when None), then the film if asked and baked.
-
-    Each state is checked by a `run_verifiers` call of the tool layer, as Approve checks one:
-    recorded with the project's calls, so a replay of them checks (and may approve) the same
-    states."""
-    from studio.checks.run import verify_film
-    from studio.timeline.film import list_segments
-    from studio.timeline.storyboard import list_states
-    from studio.tools.box import ToolBox
-    with Project.open(path) as project:
-        states = [s for s in list_states(project) if state_ids is None or s.id in state_ids]
-        steps = len(states) + (1 if film else 0)
-        box = ToolBox(project, actor="person")       # on the person's behalf, as the window's other edits
-        for i, s in enumerate(states):
-            if state.cancelled:
-                return f"cancelled: verified {i} of {len(states)} states; the film was not verified"
-            state.progress(i / max(1, steps), f"state {s.id}")
-            box.call("run_verifiers", {"state": s.id})
-        if not film:
-            return f"verified {len(states)} state{'s' if len(states) != 1 else ''}"
-        if not list_segments(project):
-            return f"verified {len(states)} states (nothing baked yet)"
-        state.progress(len(states) / max(1, steps), "film")
-        verify_film(project)
-    return f"verified {len(states)} states and the film" if state_ids is None or states else "verified the film"
 
 
 class QtChecks(QWidget):
@@ -176,7 +144,7 @@ class QtChecks(QWidget):
             return
         states = [t.split(":", 1)[1] for t in targets if t.startswith("state:")]
         film = "film" in targets or (bool(states) and self.session.film is not None)
-        self._start(verify_targets, states, film, automatic=True)
+        self._start(verify_in_child, states, film, automatic=True)
 
     def rows(self) -> list[tuple]:
         rows = []
@@ -232,7 +200,7 @@ class QtChecks(QWidget):
         if self.worker is not None:
             self._verify_after = self.automatic
             return
-        self._start(verify_targets, None, True, automatic=False)
+        self._start(verify_in_child, None, True, automatic=False)
 
     def _start(self, fn, *args, automatic: bool) -> None:
         self.automatic = automatic

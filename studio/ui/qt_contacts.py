@@ -94,7 +94,7 @@ class ContactMarks:
         if gen != self._generation:
             return
         self.probe, self._making = probe, None
-        self.vp.show_frame()
+        self.vp.show_frame(deferred=True)
 
     def _failed(self, gen: int, msg: str) -> None:
         if gen == self._generation:

@@ -28,7 +28,7 @@ class QtExport(QObject):
         self.session, self.start_job, self.window = qsession.session, start_job, parent
         self.pending: list[Export] = []
         self.refusal: QMessageBox | None = None        # the open "export refused" dialog, if any
-        qsession.changed.connect(self._check_done)
+        qsession.jobs_changed.connect(self._check_done)
 
     def choose(self) -> None:
         folder = QFileDialog.getExistingDirectory(self.window, "Export the film into a folder")

@@ -161,7 +161,7 @@ class QtJobs(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(bar)
         lay.addWidget(split)
-        qsession.changed.connect(self.reload)
+        qsession.jobs_changed.connect(self.reload)
         self.reload()
 
     # ---- showing ---------------------------------------------------------

@@ -17,6 +17,8 @@ angle of the ray's hit on the ring's plane.
 """
 from __future__ import annotations
 
+import functools
+
 import math
 from typing import Callable
 
@@ -49,6 +51,12 @@ def _ring(axis: int) -> pv.PolyData:
     elif axis == 1:
         ring = ring.rotate_x(90, inplace=False)
     return ring
+
+
+@functools.lru_cache(maxsize=1)
+def handle_meshes() -> tuple[tuple[str, int, pv.PolyData], ...]:
+    """The drag handles' meshes, made once per process (the window's preload makes them early)."""
+    return tuple((kind, k, mesh) for k in range(3) for kind, mesh in (("move", _arrow(k)), ("turn", _ring(k))))
 
 
 def _ray(renderer, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
@@ -90,15 +98,14 @@ class Manipulator(QObject):
         self.plotter = viewport.plotter
         self.picker = vtkPropPicker()
         self.handles: list[tuple[object, str, int]] = []          # (actor, "move" | "turn", axis)
-        for k in range(3):
-            for kind, mesh in (("move", _arrow(k)), ("turn", _ring(k))):
-                actor = self.plotter.add_mesh(mesh, color=COLORS[k], lighting=False,
-                                              name=f"gizmo:{kind}{k}", render=False, reset_camera=False)
-                actor.mapper.SetResolveCoincidentTopologyToPolygonOffset()
-                actor.mapper.SetRelativeCoincidentTopologyPolygonOffsetParameters(0, -66000)
-                actor.SetUserMatrix(vtkMatrix4x4())
-                actor.SetVisibility(False)
-                self.handles.append((actor, kind, k))
+        for kind, k, mesh in handle_meshes():
+            actor = self.plotter.add_mesh(mesh, color=COLORS[k], lighting=False,
+                                          name=f"gizmo:{kind}{k}", render=False, reset_camera=False)
+            actor.mapper.SetResolveCoincidentTopologyToPolygonOffset()
+            actor.mapper.SetRelativeCoincidentTopologyPolygonOffsetParameters(0, -66000)
+            actor.SetUserMatrix(vtkMatrix4x4())
+            actor.SetVisibility(False)
+            self.handles.append((actor, kind, k))
         self._pickable = vtkPropCollection()
         self.target: tuple[str, str, str] | None = None        # (state id, body, "root" | "ik")
         self._said = ""

@@ -164,7 +164,7 @@ class QtPlan(QWidget):
         lay.addWidget(self.text, 3)
         lay.addLayout(bar)
         lay.addWidget(self.steps, 2)
-        qsession.changed.connect(self.reload)
+        qsession.jobs_changed.connect(self.reload)        # an agent step's progress too
         self.reload()
 
     def reload(self) -> None:

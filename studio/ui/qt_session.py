@@ -35,6 +35,7 @@ class QtSession(QObject):
     changed = Signal()
     scene_changed = Signal()
     film_changed = Signal()
+    jobs_changed = Signal()
     read_failed = Signal(str)
     _committed = Signal()
 
@@ -52,6 +53,7 @@ class QtSession(QObject):
         session.changed.connect(self.changed.emit)
         session.scene_changed.connect(self.scene_changed.emit)
         session.film_changed.connect(self.film_changed.emit)
+        session.jobs_changed.connect(self.jobs_changed.emit)
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(session.poll)

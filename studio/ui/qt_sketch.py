@@ -132,7 +132,10 @@ class Sketch(QObject):
     def show_strokes(self, strokes: list[Stroke], camera=None) -> None:
         """The stored notes' strokes on the frame shown, drawn through `camera` (theirs) in the Shot view."""
         self.shown, self._shown_camera = list(strokes), camera
-        self.redraw()
+        if not strokes and not self._actors:
+            return                              # nothing drawn before or now: no render for a frame without notes
+        self.redraw(render=False)
+        self.viewport.request_render()          # drawn with the frame's own render, not one more
 
     _shown_camera = None
 

@@ -291,13 +291,19 @@ class QtStoryboard(QWidget):
 
     def _propose_key_name(self, _frame: int | None = None) -> None:
         """The new key's name follows the playhead (`key_1120` at 1120), unless a person typed one."""
+        frame = self.playhead.frame
+        keyed = next((s.id for s in self.session.states if s.frame == frame), None)
         typed = self.key_name.text().strip() not in ("", self._proposed)      # a name a person typed stays
         if not self.key_name.hasFocus() and not typed:
-            self._proposed = keying.default_key_name(self.session, self.playhead.frame)
+            # a keyed frame proposes no name: Key this frame would only be refused there
+            self._proposed = "" if keyed else keying.default_key_name(self.session, frame)
             self.key_name.setText(self._proposed)
-        self.key_button.setEnabled(bool(self.session.scene.bodies))
-        self.key_button.setToolTip("Key the pose shown at the playhead as a new state (I)" if self.session.scene.bodies
-                                   else "Nothing to key yet: add bodies in the Scene dock first")
+        self.key_name.setPlaceholderText(f"frame {frame} is keyed by {keyed}" if keyed else "new key's name")
+        self.key_button.setEnabled(bool(self.session.scene.bodies) and keyed is None)
+        self.key_button.setToolTip(
+            "Nothing to key yet: add bodies in the Scene dock first" if not self.session.scene.bodies
+            else f"Frame {frame} is keyed already by {keyed}: move the playhead, or select {keyed} to edit it"
+            if keyed else "Key the pose shown at the playhead as a new state (I)")
 
     # ---- keys ------------------------------------------------------------
     def key_this_frame(self) -> None:

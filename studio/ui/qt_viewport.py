@@ -151,10 +151,14 @@ class QtViewport(QWidget):
         self._camera_shown = None
         self._generation = 0
         self._render_queued = False
+        self._render_timer = QTimer(self)      # a timer, not a posted call: timers and input due first run first
+        self._render_timer.setSingleShot(True)
+        self._render_timer.setInterval(1)
+        self._render_timer.timeout.connect(self._render_requested)
         self._closed = False
         self.triangles = 0
         qsession.scene_changed.connect(self.rebuild)
-        qsession.film_changed.connect(self.show_frame)
+        qsession.film_changed.connect(self._on_changed)     # a new film: drawn with the burst's one render
         qsession.changed.connect(self._on_changed)
         playhead.frame_changed.connect(self.show_frame)
         playhead.selection_changed.connect(self._on_selection)
@@ -223,7 +227,7 @@ class QtViewport(QWidget):
         """Render once the events queued now are handled: a burst of changes draws one frame."""
         if not self._render_queued:
             self._render_queued = True
-            QTimer.singleShot(0, self._render_requested)
+            self._render_timer.start()
 
     def _render_requested(self) -> None:
         self._render_queued = False
@@ -468,6 +472,7 @@ class QtViewport(QWidget):
 
     def close_viewport(self) -> None:
         self._closed = True
+        self._render_timer.stop()
         self._generation += 1
         self.look.touch.reset()                  # a probe still being made lands nowhere
         self.picker.detach()

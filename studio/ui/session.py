@@ -62,13 +62,15 @@ class Snapshot:
     scene: Scene | None = None
     film: tuple | None = None               # (tracks or None, error, world matrices or None)
     board: Board | None = None
+    rest_changed: bool = True               # reviews' keys, repairs, agent steps or the audit moved
 
 
-def read_snapshot(project: Project, sigs: tuple = (None, None, None), scene: Scene | None = None) -> Snapshot:
+def read_snapshot(project: Project, sigs: tuple = (None, None, None, None),
+                  scene: Scene | None = None) -> Snapshot:
     """Read what changed since `sigs` (scene, film, board signatures). Touches nothing but
     `project`, so it may run on a worker with a connection of its own; `scene` is the
     scene the caller holds, used when the scene did not change."""
-    with reading_scenes():
+    with reading_scenes(), project.reading():
         db = project.db
         rows = db.execute("SELECT kind, name, body FROM scene_objects ORDER BY kind, position").fetchall()
         ssig = hashlib.sha256(repr(rows).encode()).hexdigest()
@@ -86,8 +88,18 @@ def read_snapshot(project: Project, sigs: tuple = (None, None, None), scene: Sce
         bsig = (ssig, fsig, board_signature(project))
         if bsig != sigs[2]:         # a job's progress alone does not recompute the board
             out.board = read_board(project, scene)
-        out.sigs = (ssig, fsig, bsig)
+        rsig = rest_signature(project)
+        out.rest_changed = len(sigs) < 4 or rsig != sigs[3]
+        out.sigs = (ssig, fsig, bsig, rsig)
         return out
+
+
+def rest_signature(project: Project) -> tuple:
+    """Marks of what the panels read beside the board (repairs, agent steps, reviewers, the audit)."""
+    q = project.db.execute
+    return (q("SELECT max(id) FROM audit").fetchone(), q("SELECT count(*), max(rowid) FROM repairs").fetchone(),
+            q("SELECT count(*), max(rowid) FROM agent_steps").fetchone(),
+            q("SELECT count(*) FROM reviewers").fetchone())
 
 
 def read_board(project: Project, scene: Scene) -> Board:
@@ -133,11 +145,12 @@ class Session:
         self.stale_failures_at: dict[int, list[Failure]] = {}
         self._film_world: dict[str, np.ndarray] | None = None
         self._state_world: dict[str, tuple[str, dict[str, np.ndarray]]] = {}
-        self.sigs: tuple = (None, None, None)
+        self.sigs: tuple = (None, None, None, None)
         self.generation = 0             # counts synchronous refreshes: a snapshot read before one is dropped
         self._data_version = self._read_data_version()
         self.committed = Event()        # a write happened somewhere; call refresh() on your thread
         self.changed = Event()          # after refresh: anything may have changed
+        self.jobs_changed = Event()     # after every refresh: a job may have moved (its progress, its end)
         self.scene_changed = Event()    # the scene's bodies, joints or cameras changed
         self.film_changed = Event()     # the baked tracks changed
         project.subscribe(self.committed.emit)
@@ -189,7 +202,9 @@ class Session:
             self.scene_changed.emit()
         if snap.film is not None:
             self.film_changed.emit()
-        self.changed.emit()
+        if snap.scene is not None or snap.film is not None or b is not None or snap.rest_changed:
+            self.changed.emit()         # a job's progress alone redraws the job views only
+        self.jobs_changed.emit()
 
     # ---- time ------------------------------------------------------------
     def frame_range(self) -> tuple[int, int]:

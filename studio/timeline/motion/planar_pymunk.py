@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pymunk
 
 from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world
@@ -92,6 +91,7 @@ def simulate_planar(scene: Scene, pose: Pose, mech: Mechanism, plane: Plane, fra
                     n_frames: int, fps: int = 24, substeps: int = 10, gravity: float = 9.81,
                     project_dir: Path | None = None) -> Tracks:
     """Root tracks (F,7) of the mechanism's bodies."""
+    import pymunk                      # loaded when a mechanism first runs, not to list the tools
     pose = pose.completed(scene)
     world = pose_world(scene, pose)
     boxes = body_box_points(scene, project_dir)

@@ -24,7 +24,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import manifold3d
-import mujoco
 import numpy as np
 import trimesh
 
@@ -48,7 +47,12 @@ def _warned(message: str) -> None:
     LOG.warning("MuJoCo: %s", message.strip())
 
 
-mujoco.set_mju_user_warning(_warned)   # to the studio's log, never MuJoCo's own MUJOCO_LOG.TXT in the cwd
+def _mujoco():
+    """MuJoCo, imported when a simulation first runs (listing the tools does not load it), its
+    warnings sent to the studio's log, never MuJoCo's own MUJOCO_LOG.TXT in the cwd."""
+    import mujoco
+    mujoco.set_mju_user_warning(_warned)
+    return mujoco
 
 
 @dataclass
@@ -185,6 +189,7 @@ def mjcf(scene: Scene, pose: Pose, setup: Setup, timestep: float, project_dir: P
 
 def build(scene: Scene, pose: Pose, setup: Setup, fps: int = 24, project_dir: Path | None = None):
     """(model, data) ready to step, start velocities set."""
+    mujoco = _mujoco()
     model = mujoco.MjModel.from_xml_string(mjcf(scene, pose, setup, 1.0 / (fps * setup.substeps), project_dir))
     data = mujoco.MjData(model)
     for name, (lin, ang) in setup.velocities.items():
@@ -202,6 +207,7 @@ def simulate_rigid(scene: Scene, pose: Pose, bodies: list[str] | Setup, frame_st
                    fps: int = 24, velocities: dict[str, tuple] | None = None, obstacles: list[str] | None = None,
                    substeps: int = 20, friction: float = FRICTION, project_dir: Path | None = None) -> Tracks:
     """Tracks of the simulated bodies from `pose` over n_frames (velocities: linear and angular, world)."""
+    mujoco = _mujoco()
     if isinstance(bodies, Setup):
         setup = bodies
     else:

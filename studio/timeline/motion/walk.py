@@ -47,7 +47,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.interpolate import CubicHermiteSpline, PchipInterpolator
 
 from studio.scene.ir import Scene
 from studio.scene.kinematics import pose_world
@@ -291,6 +290,7 @@ def glide(times: list[float], values: list[float], t: np.ndarray) -> np.ndarray:
     x, y = np.asarray(times, float), np.asarray(values, float)
     if len(x) < 2:
         return np.full(len(t), y[0] if len(y) else 0.0)
+    from scipy.interpolate import CubicHermiteSpline, PchipInterpolator     # on first use: listing tools stays light
     slopes = PchipInterpolator(x, y).derivative()(x)
     slopes[0] = slopes[-1] = 0.0
     return CubicHermiteSpline(x, y, slopes)(np.clip(t, x[0], x[-1]))
