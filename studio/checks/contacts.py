@@ -26,7 +26,9 @@ The work is split so that a one-minute film costs seconds:
    overlap over those axes, all frames at once, is the exact penetration
    depth, and apart the largest separation a proven lower bound, measured
    exactly (a vertex's foot on a face, else the Minkowski difference) where
-   it does not pass tau (`convex_pair`);
+   it does not pass tau (`convex_pair`); convex bodies of many faces take
+   only the edge pairs whose arcs cross on the Gauss map (`convex_gauss`)
+   where a face axis shows them perhaps deeper than tau;
 6. a sample lies at most half a body's thickness inside it, so for two
    convex bodies whose samples overlap by no more than tau the exact
    separating depth is taken (bounded first along the contact direction
