@@ -366,8 +366,9 @@ def gauss_work(sa: Shape, sb: Shape) -> float:
             + len(sb.planes[0]) * len(sa.corners))
 
 
-GAUSS_WORK = 60_000                # work per query above which the samples answer (measured: two 64-sided discs,
-                                   # 63,000, ran 7% slower than their samples; a 320-face ball on a box, 15,000, 1.1-2.5x faster)
+# work per query above which the samples answer (measured: two 64-sided discs, 63,000, ran 7% slower
+# on the Gauss map than on their samples; a 320-face ball on a box, 15,000, 1.1-2.5x faster)
+GAUSS_WORK = 60_000
 
 
 def convex_gauss(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: np.ndarray
