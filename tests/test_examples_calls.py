@@ -19,7 +19,7 @@ from studio.timeline.plan import plan_segments
 from studio.timeline.reviews import list_reviews
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ["crates", "dog_paper", "doorway", "g1_delivery", "marble_run", "shelving"]
+EXAMPLES = ["crates", "dog_paper", "doorway", "g1_delivery", "marble_run", "person_door", "shelving"]
 # The example folders' names and the things only their scenes hold. ("panel" and "paper" are left
 # out: the studio's panels are its docked views and its scorer is a paper's.)
 SCENE_WORDS = re.compile(r"doorway|marble|\bdogs?\b|dog_|newspaper|crate|shelf|" + "|".join(EXAMPLES), re.I)

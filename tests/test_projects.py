@@ -24,7 +24,7 @@ from studio.timeline.storyboard import list_states
 
 ROOT = Path(__file__).resolve().parents[1]
 BLENDER_PY = ROOT / ".venv-blender" / "bin" / "python"
-FILMS = ("doorway", "marble_run", "dog_paper", "crates", "shelving", "g1_delivery")
+FILMS = ("doorway", "marble_run", "dog_paper", "crates", "shelving", "g1_delivery", "person_door")
 
 
 def _readonly_film(name: str):

@@ -41,6 +41,7 @@ from studio.checks.between import Motion, hull_points
 from studio.checks.contacts import similar_inverse, world_boxes
 from studio.checks.footage import Footage
 from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
+from studio.checks.sweep_skins import skin_columns, sweep_skins
 from studio.checks.sweep_bounds import PLANES, PairMotion, heights, mesh_distance
 
 DEPTH_RESOLUTION = 1e-4     # metres: how exactly the deepest point is found
@@ -119,13 +120,21 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
         metrics["not_swept"] += int((odd & open_).sum())
         open_ &= ~odd & ~(step[a_all] | step[b_all])[None]     # a held body and a still one: nothing moves
     metrics["pair_frame_pairs"] = int(open_.sum())
+    skinned = skin_columns(film, a_all, b_all)
+    skin_evidence: list[dict] = []
+    if skinned.any():                    # a deforming surface: swept by its vertices (checks.sweep_skins)
+        skin_evidence, used, left = sweep_skins(film, motion, a_all, b_all, open_ & skinned[None], taus)
+        metrics["probes"] += used
+        metrics["unresolved"] += left
+        open_ &= ~skinned[None]
     with np.errstate(invalid="ignore"):
         settled = envelope(l0, l1, L) > -tau_lo - RESOLUTION
     cand = open_ & ~settled
     metrics["settled_by_bounds"] = int((open_ & settled).sum())
     ks, ps = np.nonzero(cand)
     if len(ks) == 0:
-        return [], metrics
+        metrics["frame_pairs_with_penetration"] = len({e["frame"] for e in skin_evidence})
+        return skin_evidence, metrics
     s = _stretches(film, rel, a_all, b_all, ks, ps, l0, l1, tau_lo)
     by_plane = s.floor > -s.tl
     metrics["settled_by_planes"] = int(by_plane.sum())
@@ -141,14 +150,15 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     s.la, s.lb, metrics["ends_measured"] = _measure_ends(probe, a_all, b_all, s)
     done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
-    found, metrics["probes"], unresolved = _halve(probe, a_all, b_all, s.take(~done))
-    metrics["unresolved"] = [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]] for k, p in unresolved]
-    evidence = []
+    found, halved, unresolved = _halve(probe, a_all, b_all, s.take(~done))
+    metrics["probes"] += halved
+    metrics["unresolved"] += [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]] for k, p in unresolved]
+    evidence = list(skin_evidence)
     for (k, p), (hit, L_k, floor_k) in sorted(found.items()):
         evidence.append(_evidence(film, probe, int(a_all[p]), int(b_all[p]), k, L_k, floor_k,
                                   float(l0[k, p]), float(l1[k, p]), hit))
     metrics["frame_pairs_with_penetration"] = len({e["frame"] for e in evidence})
-    metrics["probes"] += sum(e.pop("_probes") for e in evidence)
+    metrics["probes"] += sum(e.pop("_probes", 0) for e in evidence)
     return evidence, metrics
 
 

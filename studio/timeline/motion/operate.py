@@ -148,6 +148,7 @@ def operate(seg: Segment, params: dict) -> Authored:
     eased = [j for j in moving_joints(scene) if j not in walking and j != joint.name]
     aims: dict[str, dict[int, np.ndarray]] = {e["frame"]: {} for e in effs}
     carried: dict[str, float] = {}               # the last frame's IK correction, carried as the next seed
+    fade = 1.0 - ease(np.linspace(0.0, 1.0, n), "ease_in_out")   # ... fading out, so the last seed is the second state
 
     def hands(i: int, pose: Pose) -> Pose:
         for j in eased:
@@ -155,7 +156,7 @@ def operate(seg: Segment, params: dict) -> Authored:
             pose.joints[j] = v.tolist() if v.ndim else float(v)
         for j, d in carried.items():             # seed: the in-between plus the correction the last frame needed
             lo, hi = room.joint(j).lower, room.joint(j).upper
-            pose.joints[j] = float(np.clip(pose.joints[j] + d, lo, hi))
+            pose.joints[j] = float(np.clip(pose.joints[j] + fade[i] * d, lo, hi))
         pose.joints[joint.name] = float(q[i])
         goals = []
         for e in effs:
