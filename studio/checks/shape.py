@@ -251,8 +251,15 @@ class Shape:
     def sharp_edges(self) -> np.ndarray:
         """(E,2,3) the edges between faces that are not coplanar."""
         if not hasattr(self, "_sharp"):
-            self._sharp = _sharp_edges(self.mesh)
+            self._sharp, self._sharp_normals = _sharp_edges(self.mesh)
         return self._sharp
+
+    @property
+    def sharp_normals(self) -> np.ndarray:
+        """(E,2,3) the unit normals of the two faces meeting at each of `sharp_edges`: the ends of
+        the edge's arc on the Gauss map."""
+        self.sharp_edges
+        return self._sharp_normals
 
     @property
     def edge_directions(self) -> np.ndarray:
@@ -438,11 +445,12 @@ def convex_solid(mesh: Surface) -> bool:
     return hull > 0 and abs(volume - hull) <= 1e-6 * hull
 
 
-def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> np.ndarray:
-    """(E,2,3) the edges shared by exactly two faces whose normals differ by more than `angle` (radians)."""
+def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    """(E,2,3) the edges shared by exactly two faces whose normals differ by more than `angle` (radians),
+    and (E,2,3) those two faces' unit normals."""
     f = mesh.faces
     if len(f) < 2:
-        return np.zeros((0, 2, 3))
+        return np.zeros((0, 2, 3)), np.zeros((0, 2, 3))
     edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
     code = edges[:, 0] * len(mesh.vertices) + edges[:, 1]
     order = np.argsort(code, kind="stable")
@@ -455,7 +463,7 @@ def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> np.ndarray:
     face = np.arange(3 * len(f)) % len(f)
     cos = np.einsum("ij,ij->i", n[face[e1]], n[face[e2]])
     bent = np.arccos(np.clip(cos, -1.0, 1.0)) > angle
-    return mesh.vertices[edges[e1[bent]]]
+    return mesh.vertices[edges[e1[bent]]], np.stack([n[face[e1[bent]]], n[face[e2[bent]]]], axis=1)
 
 
 def thickness_of(mesh) -> float:
@@ -512,7 +520,7 @@ def _surface_samples(mesh: Surface, thickness: float, target: int = 1000) -> np.
     parts = [np.asarray(mesh.vertices, float)]
     diag = float(np.linalg.norm(mesh.vertices.max(0) - mesh.vertices.min(0)))
     if len(mesh.faces) > 1:
-        edges = _sharp_edges(mesh, 0.35)
+        edges = _sharp_edges(mesh, 0.35)[0]
         if len(edges):
             lengths = np.linalg.norm(edges[:, 1] - edges[:, 0], axis=1)
             step = max(diag / 120, float(lengths.sum()) / 1200)
