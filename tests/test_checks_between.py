@@ -191,3 +191,49 @@ def test_between_frame_verdicts_agree_with_an_independent_dense_scorer():
     assert not [e for e in pen.evidence if not e.get("between")]        # no frame fails on its own
     assert len(truth_fail) >= 6 and len(truth_pass) >= 20                # both kinds are there to judge
     assert truth_fail <= found and not (found & truth_pass)
+
+
+def test_a_crate_scraping_a_jamb_a_hair_under_tau_is_not_proven_and_fails(tmp_path, capsys):
+    """The crate flies through the opening at 10 m/s, its side 4.998 mm into the jamb all the way
+    through (tau 5 mm): every frame passes (clear of the wall), and between them the gap stays 2 µm
+    above -tau for 84 % of the frame pair, which no halving within the budget can prove at that speed.
+    A sweep that proves neither a pass nor a penetration fails, and says what it reached."""
+    import json
+
+    from studio.cli import main
+    project = opening_film(tmp_path / "scrape", gap=-0.004998)
+    out = tmp_path / "scrape.json"
+    assert main(["verify", str(project.path), "--json", str(out)]) == 1
+    text = capsys.readouterr().out
+    r = next(x for x in json.loads(out.read_text())["reports"] if x["name"] == "NoPenetration")
+    assert r["verdict"] == "fail"
+    assert r["metrics"]["penetration_rate"] == 0.0 and r["metrics"]["frame_pairs_with_penetration"] == 0
+    (e,) = r["evidence"]
+    assert e["unsettled"] and e["between"]
+    assert (e["frames"], e["a"], e["b"]) == ([A + 1, A + 2], "crate", "wall")
+    # the deepest it measured is the scrape's own depth; the lowest gap it proved is past tau
+    assert e["depth_m"] == pytest.approx(0.004998, abs=2e-6)
+    assert e["tau_m"] == pytest.approx(0.005)
+    assert e["depth_m"] < e["tau_m"] < e["depth_bound_m"] < 0.006
+    assert A + 1 < e["deepest_frame"] < A + 2 and e["stretches"] > 4096
+    assert r["metrics"]["frame_pairs_unsettled"] == 1
+    assert r["metrics"]["sweep"]["unresolved"] == [[A + 1, "wall", "crate"]]
+    # studio verify's table: a failing required check, the frame pair and the figures
+    assert f"frames=[{A + 1}, {A + 2}]" in text and "unsettled=True" in text and "depth_bound_m=" in text
+    assert "required checks failing: NoPenetration" in text
+    # studio score: the film fails, and the frame pair it could not settle is named apart from penetrations
+    assert main(["score", str(project.path)]) == 0
+    text = capsys.readouterr().out
+    assert "frame pairs penetrating between frames: none" in text
+    assert "frame pairs the sweep could not settle (failing): scrape 1" in text
+    assert text.splitlines()[1].rstrip().endswith("FAIL")
+
+
+def test_a_scrape_three_tenths_of_a_millimetre_under_tau_is_settled_by_halving_further(tmp_path):
+    """0.3 mm under tau at 10 m/s takes more than 512 halvings of the frame pair, fewer than the budget:
+    settled, and passes with nothing left unresolved."""
+    project = opening_film(tmp_path / "scrape", gap=-0.0047)
+    r = reports(project)["NoPenetration"]
+    assert r.verdict == "pass", r.evidence[:1]
+    assert r.metrics["sweep"]["probes"] > 512 and r.metrics["sweep"]["unresolved"] == []
+    assert r.metrics["frame_pairs_unsettled"] == 0

@@ -86,6 +86,23 @@ def hull_planes(shape) -> tuple[np.ndarray, np.ndarray] | None:
     return _PLANES[shape.hash]
 
 
+_MONOS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _monomials(points: np.ndarray) -> np.ndarray:
+    """(V,10) x², y², z², 2xy, 2xz, 2yz, 2x, 2y, 2z, 1 of each point (kept for the hulls' arrays)."""
+    got = _MONOS.get(id(points))
+    if got is not None and got[0] is points:
+        return got[1]
+    x, y, z = points[:, 0], points[:, 1], points[:, 2]
+    mono = np.stack([x * x, y * y, z * z, 2 * x * y, 2 * x * z, 2 * y * z, 2 * x, 2 * y, 2 * z,
+                     np.ones(len(points))], axis=1)
+    if len(_MONOS) > 256:
+        _MONOS.clear()
+    _MONOS[id(points)] = (points, mono)
+    return mono
+
+
 def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
     """(n,) the largest |D a + d| over points a (V,3), for matrices D (n,3,3) and vectors d (n,3):
     |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product."""
@@ -93,10 +110,9 @@ def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
         return np.zeros(0)
     G = np.einsum("nki,nkj->nij", D, D)
     h = np.einsum("nki,nk->ni", D, d)
-    x, y, z = points[:, 0], points[:, 1], points[:, 2]
-    mono = np.stack([x * x, y * y, z * z, 2 * x * y, 2 * x * z, 2 * y * z], axis=1)          # (V,6)
-    coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2]])  # (6,n)
-    q = mono @ coef + 2.0 * (points @ h.T) + np.sum(d * d, axis=1)[None]
+    coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2],
+                     h[:, 0], h[:, 1], h[:, 2], np.einsum("ni,ni->n", d, d)])                # (10,n)
+    q = _monomials(points) @ coef
     return np.sqrt(np.maximum(q.max(axis=0), 0.0))
 
 
@@ -114,6 +130,16 @@ def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, cou
         keep.add(int(i))
     keep = np.array(sorted(keep))
     return normals[keep], offsets[keep]
+
+
+MOTION_KEY = "between_motion"
+
+
+def motion_of(film: Footage) -> "Motion":
+    """The film's Motion, made once per footage (the sweep and the events' search share it)."""
+    if MOTION_KEY not in film.extra:
+        film.extra[MOTION_KEY] = Motion(film)
+    return film.extra[MOTION_KEY]
 
 
 @dataclass
@@ -137,16 +163,22 @@ class Motion:
         self.joints = {k: np.asarray(v, float) for k, v in tr.joints.items()}
         self.n = film.n_frames
         self._rates: Rates | None = None
+        self._chains: dict[frozenset, set[str]] = {}
 
     # ---- poses between frames -------------------------------------------------
-    def world(self, k: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """(B,Q,4,4) world matrices of every body at fraction t (Q,) of frame pair k (Q,)."""
+    def world(self, k: np.ndarray, t: np.ndarray, bodies=None) -> np.ndarray:
+        """(B,Q,4,4) world matrices of every body at fraction t (Q,) of frame pair k (Q,); bodies:
+        indices of the only bodies wanted (the others' matrices are then NaN)."""
         k = np.asarray(k, np.int64)
         t = np.asarray(t, float)
         q = len(k)
         k1 = np.minimum(k + 1, self.n - 1)
+        names = self.film.names
+        only = None if bodies is None else {names[int(i)] for i in np.unique(np.asarray(bodies, np.int64))}
         roots = {}
         for name, v in self.roots.items():
+            if only is not None and name not in self._roots_of(only):
+                continue
             a, b = v[k], v[k1]
             pos = a[:, :3] + (b[:, :3] - a[:, :3]) * t[:, None]
             rot = slerp(a[:, 3:7], b[:, 3:7], t)
@@ -156,15 +188,38 @@ class Motion:
             a, b = v[k], v[k1]
             tt = t.reshape((-1,) + (1,) * (a.ndim - 1))
             joints[name] = a + (b - a) * tt
-        wd = forward(self.scene, roots, joints, q)
-        out = np.stack([np.asarray(wd[b], float) if b in wd else np.tile(np.eye(4), (q, 1, 1))
-                        for b in self.film.names])
+        wd = forward(self.scene, roots, joints, q, only)
+        if only is None:
+            out = np.stack([np.asarray(wd[b], float) if b in wd else np.tile(np.eye(4), (q, 1, 1)) for b in names])
+        else:
+            out = np.full((len(names), q, 4, 4), np.nan)
+            for i, b in enumerate(names):
+                if b in only:
+                    out[i] = np.asarray(wd[b], float) if b in wd else np.eye(4)
         if self.film.scale is not None:
             s = self.film.scale
             f = s[:, k] + (s[:, k1] - s[:, k]) * t[None]
             # forward() gives rotations; the footage's matrices carry each body's scale
             out[:, :, :3, :3] *= f[:, :, None, None]
         return out
+
+    def _roots_of(self, only: set[str]) -> set[str]:
+        """The roots whose chains carry the bodies `only` (the bodies themselves included)."""
+        key = frozenset(only)
+        got = self._chains.get(key)
+        if got is None:
+            got = set()
+            for body in only:
+                j = self.scene.joint_of_child(body)
+                while j is not None:
+                    body = j.parent
+                    j = self.scene.joint_of_child(body)
+                got.add(body)
+            got |= only
+            if len(self._chains) > 1024:
+                self._chains.clear()
+            self._chains[key] = got
+        return got
 
     # ---- how fast it can move ---------------------------------------------------
     @property
@@ -195,9 +250,13 @@ class Motion:
                 w = film.world[i, :n]
                 if i in film.forms:          # its shape changes: the union of its forms' hulls
                     pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
-                d = farthest(np.vstack([pts, np.zeros((1, 3))]),             # the origin too
-                             w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
-                S = np.minimum(S, d + 0.5 * M)
+                D, dv = w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3]
+                # the farthest chord is at least the origin's: only where the chain's bound exceeds that
+                # (plus M/2) can the hull's chords lower it
+                at = np.nonzero(S > np.linalg.norm(dv, axis=1) + 0.5 * M)[0]
+                if len(at):
+                    d = farthest(np.vstack([pts, np.zeros((1, 3))]), D[at], dv[at])     # the origin too
+                    S[at] = np.minimum(S[at], d + 0.5 * M[at])
             for a, v in zip(out, (W, dW, S, M)):
                 a[i] = v
         return Rates(*out)

@@ -26,7 +26,9 @@ The work is split so that a one-minute film costs seconds:
    overlap over those axes, all frames at once, is the exact penetration
    depth, and apart the largest separation a proven lower bound, measured
    exactly (a vertex's foot on a face, else the Minkowski difference) where
-   it does not pass tau (`convex_pair`);
+   it does not pass tau (`convex_pair`); convex bodies of many faces take
+   only the edge pairs whose arcs cross on the Gauss map (`convex_gauss`)
+   where a face axis shows them perhaps deeper than tau;
 6. a sample lies at most half a body's thickness inside it, so for two
    convex bodies whose samples overlap by no more than tau the exact
    separating depth is taken (bounded first along the contact direction
@@ -130,15 +132,16 @@ def similar_inverse(m: np.ndarray) -> np.ndarray:
 
 def measure(shapes: list[Shape], world: np.ndarray, pairs: np.ndarray, taus: np.ndarray,
             margins: np.ndarray, cache: ContactCache | None = None, scale: np.ndarray | None = None,
-            forms: dict | None = None) -> Contacts:
+            forms: dict | None = None, boxes: tuple[np.ndarray, np.ndarray] | None = None) -> Contacts:
     """Gap, axis and point of every (frame, pair) the broadphase keeps.
 
     world may scale a body uniformly (scale (B,F), its factor per frame): distances in its
     grid scale exactly, and tau then follows the thickness at that frame. A body whose shape
-    changes has forms[b] = (shapes, (F,) index of the shape at each frame)."""
+    changes has forms[b] = (shapes, (F,) index of the shape at each frame). boxes: world_boxes of
+    these shapes and world, if already made."""
     cache = cache if cache is not None else ContactCache()
     forms = forms or {}
-    lo, hi = world_boxes(shapes, world, forms)
+    lo, hi = world_boxes(shapes, world, forms) if boxes is None else boxes
     F = world.shape[1]
     k = np.ones((len(shapes), F)) if scale is None else np.asarray(scale, float)[:, :F]
     wide = margins.copy()
@@ -204,7 +207,7 @@ def _pair_frames(sa: Shape, sb: Shape, wa: np.ndarray, wb: np.ndarray, ka: np.nd
     return r[:, 0], axis, point
 
 
-def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, kb=None
+def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, kb=None, gauss: bool = True
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gap (Q,), axis (Q,3) and point (Q,3), both in B's frame, for relative poses rel (Q,4,4).
 
@@ -221,6 +224,19 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
     kb = np.ones(Q) if kb is None else np.asarray(kb, float)
     if Q and np.all(margin <= tau_ab + 1e-12) and few_axes(sa, sb):
         return convex_pair(sa, sb, rel, tau_ab, kb)
+    if gauss and Q and np.all(margin <= tau_ab + 1e-12) and gauss_work(sa, sb) <= GAUSS_WORK:
+        # where a face of either body shows them no deeper than tau the samples answer at little cost;
+        # where they may be deeper, the samples would measure many exactly: the Gauss map answers
+        deep = np.nonzero(_face_offset(sa, sb, rel) * kb > tau_ab)[0]
+        if len(deep) == Q:
+            return convex_gauss(sa, sb, rel, tau_ab, kb)
+        if len(deep):
+            rest = np.setdiff1d(np.arange(Q), deep)
+            gap, axis, point = np.empty(Q), np.empty((Q, 3)), np.empty((Q, 3))
+            gap[deep], axis[deep], point[deep] = convex_gauss(sa, sb, rel[deep], tau_ab[deep], kb[deep])
+            gap[rest], axis[rest], point[rest] = pair_query(sa, sb, rel[rest], tau_ab[rest], margin[rest],
+                                                            ka[rest], kb[rest], gauss=False)
+            return gap, axis, point
     gap = np.full(Q, np.inf)
     axis = np.zeros((Q, 3))
     axis[:, 2] = 1.0
@@ -339,12 +355,136 @@ def convex_pair(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: n
         axis[i:i + step] = sign * n
         point[i:i + step] = _contact_point(sa, sb, r, pa, sa_[q, best], sb_[q, best], sign[:, 0] < 0,
                                            gap[i:i + step])
+    return _apart(sa, sb, rel, tau_ab, kb, gap, axis, point)
+
+
+def gauss_work(sa: Shape, sb: Shape) -> float:
+    """Work per query of `convex_gauss` (inf unless both bodies are convex): edge pairs tested on the
+    Gauss map plus face normals projected on the other body's corners."""
+    if sa.planes is None or sb.planes is None:
+        return np.inf
+    return (len(sa.sharp_edges) * len(sb.sharp_edges) + len(sa.planes[0]) * len(sb.corners)
+            + len(sb.planes[0]) * len(sa.corners))
+
+
+# work per query above which the samples answer (measured: two 64-sided discs, 63,000, ran 7% slower
+# on the Gauss map than on their samples; a 320-face ball on a box, 15,000, 1.1-2.5x faster)
+GAUSS_WORK = 60_000
+
+
+def convex_gauss(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`convex_pair` for convex polytopes of many faces and edges (spheres, discs, cylinders).
+
+    The same exact figures: the facets of the Minkowski difference M = A - B are A's faces, B's faces
+    turned round, and the pairs of an edge of A and an edge of B whose arcs on the Gauss map cross
+    (a's two face normals, and B's two negated). Only those pairs are taken: for each, the facet's
+    outward normal n is the cross product of the two edges (turned to A's side of its arc) and its
+    offset h_M(n) = n·(a point of A's edge - a point of B's edge), both edges being the bodies'
+    supports along n and -n. The least offset over every facet is the penetration depth; apart, the
+    largest -offset is a proven lower bound of the distance, measured exactly near tau as there."""
+    Q = len(rel)
+    va, vb = sa.corners, sb.corners
+    (na_l, oa), (nb, ob) = sa.planes, sb.planes
+    ea, eb = sa.sharp_edges, sb.sharp_edges
+    an, bn = sa.sharp_normals, sb.sharp_normals
+    bxa_l = np.cross(an[:, 1], an[:, 0])                        # A's arcs' great circles (A's frame)
+    da_l = ea[:, 1] - ea[:, 0]
+    c, d = -bn[:, 0], -bn[:, 1]                                 # -B's arcs
+    dxc = np.cross(d, c)
+    ub, ib = np.unique(bn.reshape(-1, 3), axis=0, return_inverse=True)   # B's face normals, each once
+    ib = ib.reshape(-1, 2)
+    db = eb[:, 1] - eb[:, 0]
+    gap, axis, point = np.empty(Q), np.empty((Q, 3)), np.empty((Q, 3))
+    tau_b = np.asarray(tau_ab, float) / np.asarray(kb, float)
+    per = len(ea) * (len(eb) + len(ub)) + len(na_l) * len(vb) + len(nb) * len(va) + 1
+    step = max(1, (1 << 22) // per)
+    for i in range(0, Q, step):
+        r = rel[i:i + step]
+        n_q = len(r)
+        rot, t = r[:, :3, :3], r[:, :3, 3]
+        k = np.cbrt(np.linalg.det(rot))
+        R = rot / k[:, None, None]
+        pa = _turn(va, rot) + t[:, None]                                    # A's corners in B's frame
+        na = _turn(na_l, R)
+        h_a = (k[:, None] * oa[None] + np.einsum("qni,qi->qn", na, t)) - (na.reshape(-1, 3) @ vb.T).reshape(
+            n_q, len(na_l), len(vb)).min(axis=2)
+        h_b = ob[None] - (pa.reshape(-1, 3) @ nb.T).reshape(n_q, len(va), len(nb)).min(axis=1)
+        faces = np.concatenate([h_b, h_a], axis=1)                           # B's first, as convex_pair
+        best = np.argmin(faces, axis=1)
+        q = np.arange(n_q)
+        h = faces[q, best]
+        m = np.where((best < len(nb))[:, None], -nb[np.minimum(best, len(nb) - 1)],
+                     na[q, np.maximum(best - len(nb), 0)])                 # M's outward facet normal
+        w = np.nonzero(-h <= tau_b[i:i + step])[0]       # the others are proven apart beyond tau already
+        if len(ea) and len(eb) and len(w):
+            Rw, rw, tw = R[w], rot[w], t[w]
+            a_, b_, bxa = _turn(an[:, 0], Rw), _turn(an[:, 1], Rw), _turn(bxa_l, Rw).reshape(-1, 3)
+            side = bxa @ ub.T                    # B's face normals against A's great circles (w*Ea, U)
+            sign = (side > 0).view(np.int8) - (side < 0).view(np.int8)
+            row, fi = np.nonzero(sign[:, ib[:, 0]] * sign[:, ib[:, 1]] < 0)   # B's arc crosses A's circle
+            qi, ei = np.divmod(row, len(ea))
+            cba = -side[row, ib[fi, 0]]
+            adc = np.einsum("ki,ki->k", a_[qi, ei], dxc[fi])
+            bdc = np.einsum("ki,ki->k", b_[qi, ei], dxc[fi])
+            keep = (adc * bdc < 0) & (cba * bdc > 0)                          # and A's arc crosses B's
+            qi, ei, fi = qi[keep], ei[keep], fi[keep]
+            n = np.cross(np.einsum("qij,qj->qi", Rw[qi], da_l[ei]), db[fi])
+            length = np.linalg.norm(n, axis=1)
+            ok = length > 1e-9 * np.linalg.norm(da_l[ei], axis=1) * np.linalg.norm(db[fi], axis=1)
+            qi, ei, fi, n = qi[ok], ei[ok], fi[ok], n[ok] / length[ok, None]
+            if len(qi):
+                n *= np.sign(np.einsum("qi,qi->q", n, a_[qi, ei] + b_[qi, ei]))[:, None]
+                pa_e = np.einsum("qij,qj->qi", rw[qi], ea[ei, 0]) + tw[qi]
+                h_e = np.einsum("qi,qi->q", n, pa_e - eb[fi, 0])
+                low, at = _segment_argmin(qi, h_e, len(w))
+                edge = np.nonzero(low < h[w])[0]
+                h[w[edge]] = low[edge]
+                m[w[edge]] = n[at[edge]]
+        gap[i:i + step] = -h                     # apart: -h is the largest separation, a lower bound
+        axis[i:i + step] = -m
+        proj_a = np.einsum("qvi,qi->qv", pa, m)
+        proj_b = np.einsum("vi,qi->qv", vb, m)
+        point[i:i + step] = _contact_point(sa, sb, r, pa, proj_a, proj_b, np.ones(n_q, bool), gap[i:i + step])
+    return _apart(sa, sb, rel, tau_ab, kb, gap, axis, point)
+
+
+def _face_offset(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
+    """Per pose (B's units): the least offset h_M over the Minkowski difference's facets normal to a face
+    of A or of B, an upper bound of the penetration depth (negative: apart by at least its size)."""
+    (na_l, oa), (nb, ob) = sa.planes, sb.planes
+    va, vb = sa.corners, sb.corners
+    out = np.empty(len(rel))
+    step = max(1, (1 << 21) // (len(na_l) * len(vb) + len(nb) * len(va) + 1))
+    for i in range(0, len(rel), step):
+        r = rel[i:i + step]
+        rot, t = r[:, :3, :3], r[:, :3, 3]
+        k = np.cbrt(np.linalg.det(rot))
+        pa = _turn(va, rot) + t[:, None]
+        na = _turn(na_l, rot / k[:, None, None])
+        h_a = (k[:, None] * oa[None] + np.einsum("qni,qi->qn", na, t)) - (na.reshape(-1, 3) @ vb.T).reshape(
+            len(r), len(na_l), len(vb)).min(axis=2)
+        h_b = ob[None] - (pa.reshape(-1, 3) @ nb.T).reshape(len(r), len(va), len(nb)).min(axis=1)
+        out[i:i + step] = np.minimum(h_a.min(axis=1), h_b.min(axis=1))
+    return out
+
+
+def _turn(x: np.ndarray, rot: np.ndarray) -> np.ndarray:
+    """Points or vectors x (N,3) under each of Q matrices rot (Q,3,3): (Q,N,3), as one matrix product."""
+    return np.ascontiguousarray((x @ rot.reshape(-1, 3).T).reshape(len(x), len(rot), 3).transpose(1, 0, 2))
+
+
+def _apart(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab: np.ndarray, kb: np.ndarray,
+           gap: np.ndarray, axis: np.ndarray, point: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two polytopes' gaps from their separating axes, with those apart yet within tau measured exactly."""
     kb = np.asarray(kb, float)
     near = np.nonzero((gap > 0) & (gap * kb <= tau_ab))[0]
     if len(near):                               # apart yet perhaps touching: is the bound the distance?
-        upper = _vertex_distance(sa, sb, rel[near])
-        upper = np.minimum(upper, _vertex_distance(sb, sa, similar_inverse(rel[near])) * _scale(rel[near]))
-        for q in near[upper > gap[near] * (1 + 1e-9) + 1e-12]:
+        limit = gap[near] * (1 + 1e-9) + 1e-12
+        upper = _vertex_distance(sa, sb, rel[near], limit)
+        k = _scale(rel[near])
+        upper = np.minimum(upper, _vertex_distance(sb, sa, similar_inverse(rel[near]), limit / k) * k)
+        for q in near[upper > limit]:
             gap[q], axis[q], point[q] = _polytope_distance(sa, sb, rel[q], gap[q])
     return gap * kb, axis, point
 
@@ -365,11 +505,13 @@ def _contact_point(sa: Shape, sb: Shape, r: np.ndarray, pa: np.ndarray, proj_a: 
     def tied(proj, top):
         ext = np.where(top, proj.max(1), proj.min(1))[:, None]
         return np.abs(proj - ext) <= 1e-9 * (proj.max(1) - proj.min(1))[:, None] + 1e-12
-    in_b = sb.plane_distance(pa.reshape(-1, 3), which=False)[0].reshape(pa.shape[:2]) <= slack
-    pb_a = np.einsum("qij,qvj->qvi", np.linalg.inv(rot), vb[None] - t[:, None])        # B's corners in A
-    k = np.cbrt(np.linalg.det(rot))[:, None]
-    in_a = sa.plane_distance(pb_a.reshape(-1, 3), which=False)[0].reshape(pb_a.shape[:2]) * k <= slack
-    use_a, use_b = tied(proj_a, a_below) & in_b, tied(proj_b, ~a_below) & in_a
+    use_a, use_b = tied(proj_a, a_below), tied(proj_b, ~a_below)      # then kept where in the other body
+    qa, ia = np.nonzero(use_a)
+    use_a[qa, ia] = sb.plane_distance(pa[qa, ia], which=False)[0] <= slack[qa, 0]
+    qb, ib = np.nonzero(use_b)
+    pb_a = np.einsum("kij,kj->ki", np.linalg.inv(rot[qb]), vb[ib] - t[qb])                # B's corners in A
+    k = np.cbrt(np.linalg.det(rot[qb]))
+    use_b[qb, ib] = sa.plane_distance(pb_a, which=False)[0] * k <= slack[qb, 0]
     n = use_a.sum(1) + use_b.sum(1)
     total = (pa * use_a[..., None]).sum(1) + (vb[None] * use_b[..., None]).sum(1)
     return np.where((n > 0)[:, None], total / np.maximum(n, 1)[:, None], deepest)
@@ -424,19 +566,29 @@ def _scale(rel: np.ndarray) -> np.ndarray:
     return np.cbrt(np.linalg.det(rel[:, :3, :3]))
 
 
-def _vertex_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
+def _vertex_distance(sa: Shape, sb: Shape, rel: np.ndarray, limit: np.ndarray) -> np.ndarray:
     """Per pose (B's units): the least exact distance from a vertex of A to convex B over the vertices
-    whose foot on B's nearest face plane lies on B (an upper bound of the two bodies' distance; +inf
-    where no vertex shows one). Bodies resting face to face meet their lower bound here."""
+    whose foot on B's nearest face plane lies on B, among those no further than `limit` (per pose; an
+    upper bound of the two bodies' distance; +inf where no vertex shows one). Bodies resting face to
+    face meet their lower bound here."""
     normals, offsets = sb.planes
-    pa = np.einsum("qij,vj->qvi", rel[:, :3, :3], sa.corners) + rel[:, None, :3, 3]
-    v = pa @ normals.T - offsets                                   # (q, vertices, planes)
-    at = np.argmax(v, axis=2)
-    d = np.take_along_axis(v, at[..., None], axis=2)[..., 0]
-    foot = pa - d[..., None] * normals[at]
     size = 1e-9 * (1.0 + float(np.abs(sb.hi - sb.lo).max()))
-    on = (foot @ normals.T - offsets).max(axis=2) <= size
-    return np.where(on & (d > 0), d, np.inf).min(axis=1)
+    out = np.full(len(rel), np.inf)
+    V, F = len(sa.corners), len(normals)
+    step = max(1, (1 << 21) // max(V * F, 1))
+    for i in range(0, len(rel), step):
+        r = rel[i:i + step]
+        pa = _turn(sa.corners, r[:, :3, :3]) + r[:, None, :3, 3]
+        v = (pa.reshape(-1, 3) @ normals.T).reshape(len(r), V, F)
+        v -= offsets
+        d = v.max(axis=2)
+        q, j = np.nonzero((d > 0) & (d <= limit[i:i + step, None]))    # only these can lower the bound
+        if len(q) == 0:
+            continue
+        foot = pa[q, j] - d[q, j, None] * normals[np.argmax(v[q, j], axis=1)]
+        on = (foot @ normals.T - offsets).max(axis=1) <= size
+        np.minimum.at(out, i + q[on], d[q[on], j[on]])
+    return out
 
 
 def _nearest_on_triangles(tri: np.ndarray) -> np.ndarray:

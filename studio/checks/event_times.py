@@ -17,21 +17,13 @@ import numpy as np
 
 from studio.scene.transforms import from_7
 
-from studio.checks.between import Motion, hull_planes, hull_points
+from studio.checks.between import hull_planes, hull_points, motion_of
 from studio.checks.contacts import similar_inverse, tau, world_boxes
 from studio.checks.footage import Footage
 from studio.checks.probe import Probe, earliest, envelope
 from studio.checks.sweep_bounds import PairMotion, mesh_distance
 
-MOTION_KEY = "between_motion"
 RESOLUTION_T = 0.01         # frames: how finely an event's first time is located (said to a tenth)
-
-
-def motion_of(film: Footage) -> Motion:
-    """The film's Motion, made once per footage."""
-    if MOTION_KEY not in film.extra:
-        film.extra[MOTION_KEY] = Motion(film)
-    return film.extra[MOTION_KEY]
 
 
 def _pairs_before(film: Footage, idx: np.ndarray, hits: np.ndarray) -> np.ndarray:
@@ -63,6 +55,15 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
             floor = plane_floor(film, ia, ib, pw[0], pw[1])      # a hull's planes, where they prove it apart
             if floor > theta:
                 return floor, False
+            if film.scale is None:
+                # the surfaces' distance, which the pair query would take as its bound there anyway
+                d = float(mesh_distance(film.shapes[ia], film.shapes[ib], similar_inverse(pw[1]) @ pw[0])[0])
+                if d > theta:
+                    return d, False
+                if not np.isfinite(theta):          # a query with no threshold proves nothing the one at
+                    if d > level:                   # the level does not: that one alone, or the distance
+                        return d, False
+                    theta = level
             r = probe.at([ia], [ib], [k], [t], [theta], pair_w=pw)
             if r["r"][0] > theta:
                 return float(r["low"][0]), False
@@ -133,9 +134,10 @@ def first_near(film: Footage, a_point: tuple[str, np.ndarray], b: tuple[str, np.
     else:
         Sb, _ = motion.point_rates(b[0], b[1][None])
     ia = film.index(body_a)
+    wanted = [ia, film.index(b if isinstance(b, str) else b[0])]
 
     def value(k: int, t: float) -> float:
-        W = motion.world(np.array([k]), np.array([t]))[:, 0]
+        W = motion.world(np.array([k]), np.array([t]), wanted)[:, 0]
         p = W[ia, :3, :3] @ pa + W[ia, :3, 3]
         if isinstance(b, str):
             wb = W[ib]

@@ -21,7 +21,7 @@ from studio.scene.ir import Scene
 from studio.scene.kinematics import tracks_world
 from studio.scene.pose import Pose, Tracks
 
-from studio.checks.contacts import ContactCache, Contacts, measure, tau
+from studio.checks.contacts import ContactCache, Contacts, measure, tau, world_boxes
 from studio.checks.shape import Shape, shape_of
 
 if TYPE_CHECKING:
@@ -141,6 +141,13 @@ class Footage:
         return tau(th[self.pairs[:, 0]], th[self.pairs[:, 1]]).T
 
     @property
+    def boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """World bounding boxes (B,F,3) min and max of every body at every frame (made once)."""
+        if "world_boxes" not in self.extra:
+            self.extra["world_boxes"] = world_boxes(self.shapes, self.world[:, :self.n_frames], self.forms)
+        return self.extra["world_boxes"]
+
+    @property
     def contacts(self) -> Contacts:
         """Every measured pair-frame within tau of touching (or overlapping)."""
         if self._contacts is None:
@@ -148,7 +155,7 @@ class Footage:
                 self._contacts = self._with_skins(self.pairs, self.taus, self.taus)
             else:
                 self._contacts = measure(self.shapes, self.world[:, :self.n_frames], self.pairs, self.taus,
-                                         self.taus, self.cache, self.scale, self.forms)
+                                         self.taus, self.cache, self.scale, self.forms, boxes=self.boxes)
         return self._contacts
 
     def _with_skins(self, pairs: np.ndarray, taus: np.ndarray, margins: np.ndarray) -> Contacts:

@@ -16,7 +16,10 @@ takes it deeper than tau; its evidence has frame (the first of the two),
 frames, between: true, contact_frame (when the surfaces first meet),
 deepest_frame, and the depth, axis and point of the deepest moment. Those frame
 pairs are counted apart (frame_pairs_with_penetration, between_rate); P_m stays
-per frame, as the paper's scorer counts it.
+per frame, as the paper's scorer counts it. A frame pair the sweep cannot
+settle either way fails too (unsettled: true, with the deepest it measured and
+the lowest gap it proved, depth_bound_m), counted in frame_pairs_unsettled: a
+verdict never passes on a sweep it did not prove.
 """
 from __future__ import annotations
 
@@ -59,7 +62,9 @@ def verify(film: Footage) -> Report:
                "max_depth_m": round(float(max((e["depth_m"] for e in evidence), default=0.0)), 6),
                "frame_pairs_with_penetration": swept["frame_pairs_with_penetration"],
                "between_rate": swept["frame_pairs_with_penetration"] / pairs,
-               "max_depth_between_m": round(float(max((e["depth_m"] for e in between), default=0.0)), 6),
+               "frame_pairs_unsettled": swept["frame_pairs_unsettled"],
+               "max_depth_between_m": round(float(max((e["depth_m"] for e in between if not e.get("unsettled")),
+                                                      default=0.0)), 6),
                "sweep": swept}
     evidence = sorted(evidence + between, key=lambda e: (e["frame"], "between" in e))
     return Report(NAME, "fail" if evidence else "pass", evidence, metrics)

@@ -219,9 +219,11 @@ def _merge(old: Report, new: Report, start: int, end: int, n_frames: int) -> Rep
     metrics = dict(old.metrics)
     if old.name == penetration.NAME:
         frames = {e["frame"] for e in ev if not e.get("between")}
-        pairs = {e["frame"] for e in ev if e.get("between")}
+        pairs = {e["frame"] for e in ev if e.get("between") and not e.get("unsettled")}
+        unsettled = {e["frame"] for e in ev if e.get("unsettled")}
         metrics.update(penetration_rate=len(frames) / max(n_frames, 1), frames_with_penetration=len(frames),
-                       frame_pairs_with_penetration=len(pairs), between_rate=len(pairs) / max(n_frames - 1, 1))
+                       frame_pairs_with_penetration=len(pairs), between_rate=len(pairs) / max(n_frames - 1, 1),
+                       frame_pairs_unsettled=len(unsettled))
     if old.name == supported.NAME and metrics.get("body_frames"):
         metrics.update(floating_rate=len(ev) / metrics["body_frames"], floating_body_frames=len(ev))
     verdict = "fail" if ev else ("pass" if "pass" in (old.verdict, new.verdict) else old.verdict)

@@ -27,6 +27,7 @@ def rates(reports: list[Report]) -> dict:
             "penetration_rate": metric("NoPenetration", "penetration_rate"),
             "between_rate": metric("NoPenetration", "between_rate"),
             "frame_pairs_with_penetration": int(pen.metrics.get("frame_pairs_with_penetration", 0)) if pen else 0,
+            "frame_pairs_unsettled": int(pen.metrics.get("frame_pairs_unsettled", 0)) if pen else 0,
             "floating_rate": metric("Supported", "floating_rate"),
             "joint_violation_rate": metric("JointLimits", "joint_violation_rate"),
             "required_pass": required_checks_pass(reports)}

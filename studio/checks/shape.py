@@ -23,6 +23,7 @@ content hash; a grid built later is added to its file.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 from dataclasses import dataclass
@@ -250,8 +251,15 @@ class Shape:
     def sharp_edges(self) -> np.ndarray:
         """(E,2,3) the edges between faces that are not coplanar."""
         if not hasattr(self, "_sharp"):
-            self._sharp = _sharp_edges(self.mesh)
+            self._sharp, self._sharp_normals = _sharp_edges(self.mesh)
         return self._sharp
+
+    @property
+    def sharp_normals(self) -> np.ndarray:
+        """(E,2,3) the unit normals of the two faces meeting at each of `sharp_edges`: the ends of
+        the edge's arc on the Gauss map."""
+        self.sharp_edges
+        return self._sharp_normals
 
     @property
     def edge_directions(self) -> np.ndarray:
@@ -322,6 +330,18 @@ class Shape:
         import igl
         if not hasattr(self, "_vf"):
             self._vf = (np.ascontiguousarray(self.mesh.vertices, float), np.ascontiguousarray(self.mesh.faces, np.int64))
+        if len(p) <= FEW_POINTS:
+            # a few points: the same figures from a tree built once and the winding number summed here
+            # (one call of signed_distance builds both its trees again, milliseconds a call)
+            tree = _TREES.get(self.hash)
+            if tree is None:
+                if not _TREES:
+                    atexit.register(_TREES.clear)        # freed before the binding counts what is left
+                tree = _TREES[self.hash] = (igl.AABB(), self._vf[0][self._vf[1]])
+                tree[0].init(*self._vf)
+            sq, _, closest = tree[0].squared_distance(*self._vf, p)
+            w = np.array([_winding_number(tree[1], q) for q in p])
+            return (1.0 - 2.0 * np.abs(w)) * np.sqrt(sq), closest
         d, closest = np.empty(len(p)), np.empty((len(p), 3))
         for i in range(0, len(p), 1 << 16):       # bounded memory on very many points
             d[i:i + (1 << 16)], _, closest[i:i + (1 << 16)], _ = igl.signed_distance(
@@ -331,6 +351,20 @@ class Shape:
     def contains(self, p: np.ndarray) -> np.ndarray:
         """Whether local points (N,3) lie inside the body (the sign of `exact_signed`)."""
         return self.exact_signed(p)[0] < 0
+
+
+FEW_POINTS = 4
+_TREES: dict[str, tuple] = {}      # mesh hash -> (libigl's AABB tree of it, its triangles)
+
+
+def _winding_number(triangles: np.ndarray, q: np.ndarray) -> float:
+    """The generalised winding number of triangles (F,3,3) at point q: the solid angle they subtend
+    there over 4 pi (van Oosterom and Strackee), as libigl sums it."""
+    a, b, c = triangles[:, 0] - q, triangles[:, 1] - q, triangles[:, 2] - q
+    la, lb, lc = (np.sqrt((v * v).sum(axis=1)) for v in (a, b, c))
+    num = (a * np.cross(b, c)).sum(axis=1)
+    den = la * lb * lc + (a * b).sum(axis=1) * lc + (b * c).sum(axis=1) * la + (c * a).sum(axis=1) * lb
+    return float(np.arctan2(num, den).sum() / (2.0 * np.pi))
 
 
 def shape_of(mesh) -> Shape:
@@ -411,11 +445,12 @@ def convex_solid(mesh: Surface) -> bool:
     return hull > 0 and abs(volume - hull) <= 1e-6 * hull
 
 
-def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> np.ndarray:
-    """(E,2,3) the edges shared by exactly two faces whose normals differ by more than `angle` (radians)."""
+def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    """(E,2,3) the edges shared by exactly two faces whose normals differ by more than `angle` (radians),
+    and (E,2,3) those two faces' unit normals."""
     f = mesh.faces
     if len(f) < 2:
-        return np.zeros((0, 2, 3))
+        return np.zeros((0, 2, 3)), np.zeros((0, 2, 3))
     edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
     code = edges[:, 0] * len(mesh.vertices) + edges[:, 1]
     order = np.argsort(code, kind="stable")
@@ -428,7 +463,7 @@ def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> np.ndarray:
     face = np.arange(3 * len(f)) % len(f)
     cos = np.einsum("ij,ij->i", n[face[e1]], n[face[e2]])
     bent = np.arccos(np.clip(cos, -1.0, 1.0)) > angle
-    return mesh.vertices[edges[e1[bent]]]
+    return mesh.vertices[edges[e1[bent]]], np.stack([n[face[e1[bent]]], n[face[e2[bent]]]], axis=1)
 
 
 def thickness_of(mesh) -> float:
@@ -485,7 +520,7 @@ def _surface_samples(mesh: Surface, thickness: float, target: int = 1000) -> np.
     parts = [np.asarray(mesh.vertices, float)]
     diag = float(np.linalg.norm(mesh.vertices.max(0) - mesh.vertices.min(0)))
     if len(mesh.faces) > 1:
-        edges = _sharp_edges(mesh, 0.35)
+        edges = _sharp_edges(mesh, 0.35)[0]
         if len(edges):
             lengths = np.linalg.norm(edges[:, 1] - edges[:, 0], axis=1)
             step = max(diag / 120, float(lengths.sum()) / 1200)

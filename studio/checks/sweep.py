@@ -29,6 +29,11 @@ A failing frame pair's evidence names both frames, the bodies, the time of
 first contact (the surfaces first meet, to a thousandth of a frame; the first
 frame itself when they already touch there) and the deepest point of the
 sweep (time, depth, axis, point), found by branch and bound to 0.1 mm.
+
+A frame pair still open after BUDGET stretches (or MAX_LEVELS halvings) fails
+too, unsettled: its evidence names the bodies, the deepest measurement there
+and the lowest gap the stretches left still allow, so no verdict passes on a
+sweep that did not prove it.
 """
 from __future__ import annotations
 
@@ -37,16 +42,16 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from studio.checks.between import Motion, hull_points
-from studio.checks.contacts import similar_inverse, world_boxes
+from studio.checks.between import Motion, hull_points, motion_of
+from studio.checks.contacts import similar_inverse
 from studio.checks.footage import Footage
 from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
 from studio.checks.sweep_skins import skin_columns, sweep_skins
 from studio.checks.sweep_bounds import PLANES, PairMotion, heights, mesh_distance
 
 DEPTH_RESOLUTION = 1e-4     # metres: how exactly the deepest point is found
-MAX_LEVELS = 30
-BUDGET = 512                # measurements one frame pair may take before it is left unresolved
+MAX_LEVELS = 40            # halvings of a frame pair: down to 2^-40 of a frame
+BUDGET = 4096               # stretches one frame pair may take before it is left unsettled (and fails)
 
 
 @dataclass
@@ -89,10 +94,10 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     counted = np.nonzero(film.counted)[0]
     metrics = {"frame_pairs": max(n - 1, 0), "frame_pairs_with_penetration": 0, "pair_frame_pairs": 0,
                "settled_by_bounds": 0, "settled_by_planes": 0, "ends_measured": 0, "probes": 0,
-               "not_swept": 0, "unresolved": []}
+               "not_swept": 0, "unresolved": [], "frame_pairs_unsettled": 0}
     if n < 2 or len(counted) == 0:
         return [], metrics
-    motion = motion or Motion(film)
+    motion = motion or motion_of(film)
     probe, rel = Probe(film, motion), PairMotion(film, motion)
     pairs = film.pairs[counted]
     a_all, b_all = pairs[:, 0], pairs[:, 1]
@@ -133,15 +138,30 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     metrics["settled_by_bounds"] = int((open_ & settled).sum())
     ks, ps = np.nonzero(cand)
     if len(ks) == 0:
-        metrics["frame_pairs_with_penetration"] = len({e["frame"] for e in skin_evidence})
-        return skin_evidence, metrics
+        return _finish(skin_evidence, metrics)
+    # first each body by its box's corners, all pairs at once (cheap, looser), then by its hull where
+    # that did not settle it
+    L1, floor1, h0, h1 = rel.coarse(a_all[ps], b_all[ps], ks)
+    tl = tau_lo[ks, ps]
+    by_plane = floor1 > -tl
+    done = np.maximum(envelope(np.maximum(l0[ks, ps], h0), np.maximum(l1[ks, ps], h1), L1), floor1) > \
+        -tl - RESOLUTION
+    metrics["settled_by_planes"] += int(by_plane.sum())
+    metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+    ks, ps = ks[~done], ps[~done]
     s = _stretches(film, rel, a_all, b_all, ks, ps, l0, l1, tau_lo)
     by_plane = s.floor > -s.tl
-    metrics["settled_by_planes"] = int(by_plane.sum())
+    metrics["settled_by_planes"] += int(by_plane.sum())
     done = s.settled()
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
     s = s.take(~done)
-    # ends apart: at least their exact distance (where no convex body's planes already bound them)
+    # ends apart: at least their distance (where no convex body's planes already bound them), first
+    # with the heavier body's box for it (fast, never farther), then exact where that did not settle
+    rough = s.take(np.ones(len(s), bool))
+    rough.la, rough.lb = _apart_ends(film, a_all, b_all, s, coarse=True)
+    done = rough.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
+    s = s.take(~done)
     s.la, s.lb = _apart_ends(film, a_all, b_all, s)
     done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
@@ -152,14 +172,22 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     metrics["settled_by_bounds"] += int(done.sum())
     found, halved, unresolved = _halve(probe, a_all, b_all, s.take(~done))
     metrics["probes"] += halved
-    metrics["unresolved"] += [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]] for k, p in unresolved]
+    metrics["unresolved"] += [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]]
+                              for k, p in sorted(unresolved)]
     evidence = list(skin_evidence)
     for (k, p), (hit, L_k, floor_k) in sorted(found.items()):
         evidence.append(_evidence(film, probe, int(a_all[p]), int(b_all[p]), k, L_k, floor_k,
                                   float(l0[k, p]), float(l1[k, p]), hit))
-    metrics["frame_pairs_with_penetration"] = len({e["frame"] for e in evidence})
     metrics["probes"] += sum(e.pop("_probes", 0) for e in evidence)
-    return evidence, metrics
+    evidence += [_unsettled(film, int(a_all[p]), int(b_all[p]), k, u) for (k, p), u in sorted(unresolved.items())]
+    return _finish(evidence, metrics)
+
+
+def _finish(evidence: list[dict], metrics: dict) -> tuple[list[dict], dict]:
+    """The evidence by frame, with the frame pairs that penetrate and those left unsettled counted apart."""
+    metrics["frame_pairs_with_penetration"] = len({e["frame"] for e in evidence if not e.get("unsettled")})
+    metrics["frame_pairs_unsettled"] = len({e["frame"] for e in evidence if e.get("unsettled")})
+    return sorted(evidence, key=lambda e: e["frame"]), metrics
 
 
 def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> Stretches:
@@ -185,8 +213,7 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> S
 def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray) -> np.ndarray:
     """(F,P) a proven lower bound of each counted pair's gap at each frame, nan where it fails there:
     the boxes' distance, or what the per-frame measure proves (above tau, or not below -tau)."""
-    n = film.n_frames
-    lo, hi = world_boxes(film.shapes, film.world[:, :n], film.forms)
+    lo, hi = film.boxes
     a, b = film.pairs[counted, 0], film.pairs[counted, 1]
     box = np.linalg.norm(np.maximum(0.0, np.maximum(lo[a] - hi[b], lo[b] - hi[a])), axis=-1).T   # (F,P)
     box = np.where(box > 0, box, -np.inf)            # boxes apart bound the gap; overlapping ones, nothing
@@ -202,8 +229,9 @@ def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray) -> np.ndar
     return low
 
 
-def _apart_ends(film: Footage, a_all, b_all, s: Stretches):
-    """Ends where every sample is known to be outside the other body: at least the surfaces' distance."""
+def _apart_ends(film: Footage, a_all, b_all, s: Stretches, coarse: bool = False):
+    """Ends where every sample is known to be outside the other body: at least the surfaces' distance
+    (coarse: a lower bound of it, see mesh_distance)."""
     la, lb = s.la.copy(), s.lb.copy()
     if film.scale is not None:
         return la, lb
@@ -223,7 +251,8 @@ def _apart_ends(film: Footage, a_all, b_all, s: Stretches):
         sel = np.nonzero(uniq[:, 0] == p)[0]
         a, b = int(a_all[p]), int(b_all[p])
         fr = uniq[sel, 1]
-        d[sel] = mesh_distance(film.shapes[a], film.shapes[b], similar_inverse(film.world[b, fr]) @ film.world[a, fr])
+        d[sel] = mesh_distance(film.shapes[a], film.shapes[b], similar_inverse(film.world[b, fr]) @ film.world[a, fr],
+                               coarse)
     got = d[inv]
     la[i[end == 0]] = np.maximum(la[i[end == 0]], got[end == 0])
     lb[i[end == 1]] = np.maximum(lb[i[end == 1]], got[end == 1])
@@ -275,10 +304,14 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
     probes = 0
     convex = np.array([sh.planes is not None for sh in film.shapes])
     spent: dict[tuple[int, int], int] = {}
-    unresolved: set[tuple[int, int]] = set()
-    for _ in range(MAX_LEVELS):
+    closest: dict[tuple[int, int], dict] = {}       # per frame pair: its deepest measurement so far
+    unresolved: dict[tuple[int, int], dict] = {}
+    for level in range(MAX_LEVELS + 1):
         s = s.take(~s.settled())
         if len(s) == 0:
+            break
+        if level == MAX_LEVELS:             # halved to 2^-40 of a frame and still not settled
+            _give_up(s, set(zip(s.k.tolist(), s.p.tolist())) - set(found), closest, spent, unresolved)
             break
         # ends known only not to be deeper than tau (or left unmeasured while the planes were expected
         # to settle the stretch): measured at the coarsest threshold that could settle it now
@@ -332,6 +365,11 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
                     res[key][again] = res2[key]
             bm[ask] = res["band"] & (res["low"] > lm[ask])
             lm[ask] = np.maximum(lm[ask], res["low"])
+            for j in np.nonzero(np.isfinite(res["r"]) & (res["r"] < -theta[ask]))[0]:   # exact there
+                key = (int(s.k[ask[j]]), int(s.p[ask[j]]))
+                if key not in closest or res["r"][j] < closest[key]["r"]:
+                    closest[key] = {"t": float(tm[ask[j]]), "r": float(res["r"][j]), "axis": res["axis"][j].copy(),
+                                    "point": res["point"][j].copy(), "tau": float(res["tau"][j])}
             for j in np.nonzero(res["r"] < -res["tau"])[0]:
                 i = ask[j]
                 key = (int(s.k[i]), int(s.p[i]))
@@ -343,13 +381,26 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         for key in keys:
             spent[key] = spent.get(key, 0) + 1
         over = {key for key, v in spent.items() if v > BUDGET}
-        unresolved |= over - set(found)
+        _give_up(s, over - set(found) - set(unresolved), closest, spent, unresolved)
         go = np.array([key not in found and key not in over for key in keys], bool)
         left, right = s.take(go), s.take(go)
         left.tb, left.lb, left.hb, left.floor, left.bb = tm[go], lm[go], hm[go], f1[go], bm[go]
         right.ta, right.la, right.ha, right.floor, right.ba = tm[go], lm[go], hm[go], f2[go], bm[go]
         s = Stretches(*(np.concatenate([getattr(left, f.name), getattr(right, f.name)]) for f in fields(Stretches)))
-    return found, probes, sorted(unresolved)
+    return found, probes, unresolved
+
+
+def _give_up(s: Stretches, keys: set, closest: dict, spent: dict, unresolved: dict) -> None:
+    """Frame pairs left unsettled: the lowest gap their stretches still allow (a proven lower bound
+    of the gap over the frame pair, below -tau), their deepest measurement and what it took."""
+    if not keys:
+        return
+    bound = np.maximum(envelope(s.la, s.lb, s.L * (s.tb - s.ta)), s.floor)
+    for i, key in enumerate(zip(s.k.tolist(), s.p.tolist())):
+        if key in keys:
+            u = unresolved.setdefault(key, {"bound": np.inf, "tau": float(s.tl[i]), "stretches": spent.get(key, 0),
+                                            "closest": closest.get(key)})
+            u["bound"] = min(u["bound"], float(bound[i]))
 
 
 def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) -> np.ndarray:
@@ -366,6 +417,27 @@ def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) ->
             at = np.nonzero(this == body)[0]
             out[sel[at]] = heights(hull_points(film.shapes[body]), r[at], s.normals[sel[at]], s.offsets[sel[at]])
     return out
+
+
+def _unsettled(film: Footage, a: int, b: int, k: int, u: dict) -> dict:
+    """A frame pair the sweep could not settle: it fails, naming the bodies, the lowest gap it could
+    prove (depth_bound_m: never deeper than that) and the deepest it measured there (depth_m, with
+    its time, axis and point); tau lies between the two."""
+    near = u["closest"]
+    bound = round(max(0.0, -u["bound"]), 6) if np.isfinite(u["bound"]) else None
+    depth = 0.0 if near is None else max(0.0, -near["r"])
+    axis = np.zeros(3) if near is None else np.asarray(near["axis"], float)
+    point = np.zeros(3) if near is None else np.asarray(near["point"], float)
+    a_name, b_name = film.names[a], film.names[b]
+    if film.static[a] and not film.static[b]:     # name the body that can move first
+        a_name, b_name, axis = b_name, a_name, -axis
+    f0 = int(film.frames[k])
+    return {"frame": f0, "frames": [f0, f0 + 1], "between": True, "unsettled": True, "a": a_name, "b": b_name,
+            "depth_m": round(depth, 6), "depth_bound_m": bound,
+            "tau_m": round(u["tau"], 6),
+            "deepest_frame": round(f0 + (near["t"] if near else 0.5), 4), "stretches": int(u["stretches"]),
+            "axis": [round(float(v), 6) for v in axis], "push_m": round(depth, 6),
+            "point": [round(float(v), 6) for v in point]}
 
 
 def _evidence(film: Footage, probe: Probe, a: int, b: int, k: int, L: float, floor: float,

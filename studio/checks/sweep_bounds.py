@@ -37,6 +37,7 @@ PLANES = 4                  # face planes of a convex body kept as certificates,
 _MODELS: dict[str, fcl.BVHModel] = {}
 _PROXIES: dict[str, tuple] = {}
 _BALLS: dict[str, tuple[np.ndarray, float, float]] = {}
+_BOX_PROXIES: dict[str, tuple] = {}
 
 
 def model(shape: Shape) -> fcl.BVHModel:
@@ -90,10 +91,28 @@ def closed_volume(vertices, faces) -> float:
     return abs(float(np.einsum("ij,ij->i", t[:, 0], np.cross(t[:, 1], t[:, 2])).sum()) / 6.0)
 
 
-def mesh_distance(sa: Shape, sb: Shape, rel: np.ndarray) -> np.ndarray:
+def box_proxy(shape: Shape) -> tuple[object, np.ndarray]:
+    """The shape's bounding box as python-fcl measures it, and where it sits in the shape's frame."""
+    got = _BOX_PROXIES.get(shape.hash)
+    if got is None:
+        place = np.eye(4)
+        place[:3, 3] = 0.5 * (np.asarray(shape.hi, float) + np.asarray(shape.lo, float))
+        got = (fcl.Box(*np.maximum(np.asarray(shape.hi, float) - np.asarray(shape.lo, float), 1e-9)), place)
+        _BOX_PROXIES[shape.hash] = got
+    return got
+
+
+def mesh_distance(sa: Shape, sb: Shape, rel: np.ndarray, coarse: bool = False) -> np.ndarray:
     """(Q,) a proven lower bound, exact for meshes, of the distance between the two surfaces for
-    relative poses rel (A-local -> B-local, rigid); 0 where they (or their boxes) touch or cross."""
+    relative poses rel (A-local -> B-local, rigid); 0 where they (or their boxes) touch or cross.
+    coarse: the body of more vertices is measured by its bounding box, which holds it (fast, and
+    never farther than the body)."""
     (ga, pa), (gb, pb) = proxy(sa), proxy(sb)
+    if coarse:
+        if len(sa.mesh.vertices) >= len(sb.mesh.vertices):
+            ga, pa = box_proxy(sa)
+        else:
+            gb, pb = box_proxy(sb)
     oa = fcl.CollisionObject(ga, fcl.Transform())
     ob = fcl.CollisionObject(gb, fcl.Transform(pb[:3, :3], pb[:3, 3]))
     out = np.zeros(len(rel))
@@ -119,6 +138,19 @@ def segment_distance(sb: Shape, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
         seg = fcl.CollisionObject(fcl.Capsule(0.0, length), fcl.Transform(rot, 0.5 * (p0[q] + p1[q])))
         out[q] = max(float(fcl.distance(seg, ob, fcl.DistanceRequest(), fcl.DistanceResult())), 0.0)
     return out
+
+
+_BOXES: dict[str, np.ndarray] = {}
+
+
+def box_corners(shape: Shape) -> np.ndarray:
+    """(8,3) the corners of the shape's local bounding box, which holds its hull."""
+    got = _BOXES.get(shape.hash)
+    if got is None:
+        lo, hi = np.asarray(shape.lo, float), np.asarray(shape.hi, float)
+        got = np.array([[(hi if (i >> j) & 1 else lo)[j] for j in range(3)] for i in range(8)], float)
+        _BOXES[shape.hash] = got
+    return got
 
 
 def ball(shape: Shape) -> tuple[np.ndarray, float, float]:
@@ -200,6 +232,46 @@ class PairMotion:
                 out.floor = np.maximum(out.floor, self._ball_floor(this, other, ks, r0, r1, c, r_out))
         out.floor = np.maximum(out.floor, best)
         return out
+    def coarse(self, a: np.ndarray, b: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Looser bounds than `bound`, cheap, for many pairs at once (bodies a, b, frame pairs ks, arrays
+        of one length): each body stands for its box's 8 corners (the box holds the hull, so every bound
+        still holds) and no ball bound. The slope L, the planes' floor, and at either frame the lowest
+        corner above the best plane (h0, h1: the gap's bound there)."""
+        film, R = self.film, self.motion.rates
+        n = len(ks)
+        L = R.S[a, ks] + R.S[b, ks]
+        floor, h0, h1 = np.full(n, -np.inf), np.full(n, -np.inf), np.full(n, -np.inf)
+        if film.scale is not None or n == 0:
+            return L, floor, h0, h1
+        w = film.world
+        t0 = similar_inverse(w[b, ks]) @ w[a, ks]
+        t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        corners = np.stack([box_corners(sh) for sh in film.shapes])                 # (B,8,3)
+        planes = [hull_planes(sh) for sh in film.shapes]
+        for this, other, r0, r1 in ((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1))):
+            pts = corners[this]
+            p0 = np.einsum("nij,nvj->nvi", r0[:, :3, :3], pts) + r0[:, None, :3, 3]    # (n,8,3) in other's frame
+            p1 = np.einsum("nij,nvj->nvi", r1[:, :3, :3], pts) + r1[:, None, :3, 3]
+            chord = np.linalg.norm(p1 - p0, axis=2).max(axis=1)
+            reach = np.maximum(np.linalg.norm(p0, axis=2).max(axis=1), np.linalg.norm(p1, axis=2).max(axis=1))
+            lam = reach + 0.5 * (R.S[this, ks] + R.S[other, ks])
+            Wo = R.W[other, ks]
+            K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
+            with np.errstate(divide="ignore", invalid="ignore"):
+                speed = np.where(Wo < 1.0, (chord + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300), np.inf)
+            acc = K + 2.0 * Wo * speed
+            L = np.minimum(L, speed)
+            for body in np.unique(other):
+                if planes[body] is None:
+                    continue
+                at = np.nonzero(other == body)[0]
+                nrm, off = _facing(planes[body], p0[at].mean(axis=1))                 # (m,k,3), (m,k)
+                e0 = np.einsum("mkj,mvj->mkv", nrm, p0[at]).min(axis=2) - off          # lowest corner above
+                e1 = np.einsum("mkj,mvj->mkv", nrm, p1[at]).min(axis=2) - off          # each plane, per frame
+                floor[at] = np.maximum(floor[at], np.minimum(e0, e1).max(axis=1) - acc[at] / 8.0)
+                h0[at], h1[at] = np.maximum(h0[at], e0.max(axis=1)), np.maximum(h1[at], e1.max(axis=1))
+        return L, floor, h0, h1
+
     def _relative(self, this: int, other: int, ks: np.ndarray, pts: np.ndarray, r0: np.ndarray, r1: np.ndarray):
         """Speed and acceleration bounds of this body's hull points in the other's frame (relative poses
         r0, r1 at the two frames)."""

@@ -71,8 +71,21 @@ def sweep_skins(film: Footage, motion: Motion, a_all: np.ndarray, b_all: np.ndar
                 continue
             hit, used, left = _halve(film, motion, skin.skin, bones, s, r, int(k), l0, l1, L, t_lo)
             probes += used
-            if left:
+            if left:                     # not settled either way: it fails, saying what it reached
                 unresolved.append([int(film.frames[k]), film.names[a], film.names[b]])
+                bound, near = left
+                f0 = int(film.frames[k])
+                axis = np.zeros(3) if near is None else (-near[2] if s != a else near[2])
+                evidence.append({"frame": f0, "frames": [f0, f0 + 1], "between": True, "unsettled": True,
+                                 "a": film.names[a], "b": film.names[b],
+                                 "depth_m": round(max(0.0, -near[0]), 6) if near is not None else 0.0,
+                                 "depth_bound_m": round(max(0.0, -bound), 6) if np.isfinite(bound) else None,
+                                 "tau_m": round(t_lo, 6),
+                                 "deepest_frame": round(f0 + (near[1] if near is not None else 0.5), 4),
+                                 "stretches": used, "axis": [round(float(x), 6) for x in axis],
+                                 "push_m": round(max(0.0, -near[0]), 6) if near is not None else 0.0,
+                                 "point": [round(float(x), 6) for x in (near[3] if near is not None else np.zeros(3))]})
+                continue
             if hit is not None:
                 t_hit, depth, axis, point, first = hit
                 if s != a:
@@ -98,7 +111,7 @@ def _halve(film, motion, skin, bones, s, r, k, l0, l1, L, tau_):
         g, ax, pt = _into(film.shapes[r], w[r], pts, margin)
         return float(g[0]), ax[0], pt[0]
 
-    stack, used, worst, first = [(0.0, 1.0, l0, l1)], 0, None, None
+    stack, used, worst, first, near = [(0.0, 1.0, l0, l1)], 0, None, None, None
     if l0 <= 0:
         first = 0.0
     while stack:
@@ -106,10 +119,16 @@ def _halve(film, motion, skin, bones, s, r, k, l0, l1, L, tau_):
         if envelope(la, lb, L * (tb - ta)) > -tau_ - RESOLUTION or tb - ta < TIME_RESOLUTION:
             continue
         if used >= BUDGET:
-            return worst, used, True
+            if worst is not None:
+                return worst[:4] + (first if first is not None else worst[0],), used, False
+            # unsettled: the lowest gap the open stretches allow, and the closest measurement
+            bound = min(float(envelope(x[2], x[3], L * (x[1] - x[0]))) for x in stack + [(ta, tb, la, lb)])
+            return None, used, (bound, near)
         tm = 0.5 * (ta + tb)
         g, ax, pt = measure(tm)
         used += 1
+        if np.isfinite(g) and (near is None or g < near[0]):
+            near = (g, tm, ax, pt)
         if g <= 0 and (first is None or tm < first):
             first = tm
         if g < -tau_ and (worst is None or -g > worst[1]):

@@ -192,6 +192,9 @@ def cmd_score(args) -> int:
     between = [f"{Path(n).name or n} {r['frame_pairs_with_penetration']}" for n, r in rows
                if r.get("frame_pairs_with_penetration")]
     print("frame pairs penetrating between frames: " + (", ".join(between) if between else "none"))
+    unsettled = [f"{Path(n).name or n} {r['frame_pairs_unsettled']}" for n, r in rows if r.get("frame_pairs_unsettled")]
+    if unsettled:          # failing NoPenetration: the sweep proved neither a pass nor a penetration there
+        print("frame pairs the sweep could not settle (failing): " + ", ".join(unsettled))
     if args.json:
         args.json.write_text(json.dumps({"films": [dict(r, film=n) for n, r in rows],
                                          "mean": means.get("films") or means.get("single-pass"),

@@ -42,11 +42,23 @@ def joint_motion(joint, q: np.ndarray) -> np.ndarray:
 
 
 def forward(scene: Scene, roots: dict[str, np.ndarray], joints: dict[str, np.ndarray],
-            n_frames: int) -> dict[str, np.ndarray]:
-    """World matrices (F,4,4) of every body."""
+            n_frames: int, only: set[str] | None = None) -> dict[str, np.ndarray]:
+    """World matrices (F,4,4) of every body (only: of those bodies and the chains they hang on)."""
     world: dict[str, np.ndarray] = {}
     by_child = {j.child: j for j in scene.joints}
+    needed = None
+    if only is not None:
+        needed = set()
+        for body in only:
+            while body not in needed:
+                needed.add(body)
+                j = by_child.get(body)
+                if j is None:
+                    break
+                body = j.parent
     for body in tree_order(scene):
+        if needed is not None and body not in needed:
+            continue
         j = by_child.get(body)
         if j is None:
             t = roots.get(body)

@@ -82,7 +82,14 @@ def describe(name: str, ev: dict, scene: Scene) -> tuple[tuple[str, ...], str]:
     if name == "NoPenetration":
         bodies = tuple(str(b) for b in (ev.get("a"), ev.get("b")) if b)
         text = f"{' into '.join(bodies)} {_mm(ev.get('depth_m', 0.0))} deep"
-        if ev.get("between") and len(ev.get("frames") or []) == 2:
+        if ev.get("unsettled") and len(ev.get("frames") or []) == 2:
+            f0, f1 = ev["frames"]
+            bound = ev.get("depth_bound_m")
+            um = lambda m: f"{abs(float(m)) * 1000:.3f} mm"       # noqa: E731  (near tau: to the micrometre)
+            text = (f"{' and '.join(bodies)} not proven within tau between frames {f0} and {f1}: measured "
+                    f"{um(ev.get('depth_m', 0.0))} deep, tau {um(ev.get('tau_m', 0.0))}"
+                    + (f", proven no deeper than {um(bound)}" if isinstance(bound, (int, float)) else ""))
+        elif ev.get("between") and len(ev.get("frames") or []) == 2:
             f0, f1 = ev["frames"]
             text += f" between frames {f0} and {f1} (first contact at {ev.get('contact_frame', f0)})"
         return bodies, text
