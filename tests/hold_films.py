@@ -195,6 +195,21 @@ def holding(scene: Scene, x: float, out: float):
     return pose
 
 
+def open_by_hand(project: Project, segment: str, hand: str, opened: float):
+    """Author `segment` (an operate on the `hinge`): the tool's outcome, the baked tracks and the
+    hand's distance from the `handle` at every frame, the hinge checked to rise from 0 to `opened`."""
+    import numpy as np
+    import pytest
+
+    from studio.timeline.film import load_film_tracks
+    out = ToolBox(project, actor="Ada").call("author_segment", {"segment": segment})
+    assert out.result["tool"] == "operate"
+    tracks = load_film_tracks(project)
+    hinge = tracks.joints["hinge"]
+    assert hinge[0] == 0.0 and hinge[-1] == pytest.approx(opened) and np.all(np.diff(hinge) >= 0)
+    return out, tracks, distances(project, hand, "handle")
+
+
 def distances(project: Project, a: str, b: str):
     """(F,) distance between two named frames at every baked frame, by forward kinematics of the
     stored tracks (independent of what any tool or check says)."""

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from hold_films import approve, distances
+from hold_films import approve, open_by_hand
 from test_characters_motion import planted_slide, sole_tracks
 
 from studio.checks.footage import Footage
@@ -25,7 +25,6 @@ from studio.scene.pose import Pose, Tracks
 from studio.scene.transforms import from_7, quat_mul
 from studio.store.project import Project
 from studio.timeline.bake import complete, pin
-from studio.timeline.film import load_film_tracks
 from studio.timeline.motion import Segment, motion_tool
 from studio.timeline.motion.ik import Goal, solve_ik
 from studio.timeline.motion.legs import expand_characters
@@ -146,12 +145,7 @@ def door_hall(path, opened: float = 0.4) -> Project:
 
 def test_the_persons_hand_opens_a_hinged_door_by_its_knob_and_stays_on_it_at_every_frame(tmp_path):
     project = door_hall(tmp_path / "door")
-    out = ToolBox(project, actor="Ada").call("author_segment", {"segment": "closed..pushed"})
-    assert out.result["tool"] == "operate"
-    tracks = load_film_tracks(project)
-    hinge = tracks.joints["hinge"]
-    assert hinge[0] == 0.0 and hinge[-1] == pytest.approx(0.4) and np.all(np.diff(hinge) >= 0)
-    gap = distances(project, HAND, "handle")
+    _out, tracks, gap = open_by_hand(project, "closed..pushed", HAND, 0.4)
     assert gap.max() < 0.005, gap.max()                   # the hand on the knob within 5 mm at every frame
     soles = sole_tracks(load_scene(project), tracks, ["anna-foot_L-sole", "anna-foot_R-sole"])
     assert max(float(np.linalg.norm(s - s[0], axis=1).max()) for s in soles.values()) < 0.005   # feet planted
