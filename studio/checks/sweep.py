@@ -47,7 +47,7 @@ from studio.checks.contacts import similar_inverse
 from studio.checks.footage import Footage
 from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
 from studio.checks.sweep_skins import skin_columns, sweep_skins
-from studio.checks.sweep_bounds import PLANES, PairMotion, heights, mesh_distance
+from studio.checks.sweep_bounds import PLANES, PairMotion, heights, hull_gap, mesh_distance
 
 DEPTH_RESOLUTION = 1e-4     # metres: how exactly the deepest point is found
 MAX_LEVELS = 40            # halvings of a frame pair: down to 2^-40 of a frame
@@ -155,6 +155,14 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     done = s.settled()
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
     s = s.take(~done)
+    # the ends by their hulls' gap (a separating axis, fast): touching, resting or apart
+    w = film.world
+    s.la = np.maximum(s.la, _hull_gaps(film, a_all, b_all, s.p, np.stack([w[a_all[s.p], s.k], w[b_all[s.p], s.k]])))
+    s.lb = np.maximum(s.lb, _hull_gaps(film, a_all, b_all, s.p,
+                                       np.stack([w[a_all[s.p], s.k + 1], w[b_all[s.p], s.k + 1]])))
+    done = s.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
+    s = s.take(~done)
     # ends apart: at least their distance (where no convex body's planes already bound them), first
     # with the heavier body's box for it (fast, never farther), then exact where that did not settle
     rough = s.take(np.ones(len(s), bool))
@@ -200,12 +208,17 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> S
                   np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
     for p in np.unique(ps):
         sel = np.nonzero(ps == p)[0]
-        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel])
+        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel], balls=False)
         s.L[sel], s.floor[sel], s.side[sel] = b.L, b.floor, b.side
         s.normals[sel], s.offsets[sel], s.stray[sel], s.ha[sel], s.hb[sel] = b.normals, b.offsets, b.stray, b.h0, b.h1
     # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
     s.la = np.maximum(s.la, s.ha.max(axis=1))
     s.lb = np.maximum(s.lb, s.hb.max(axis=1))
+    # a round body's floor, where the rest did not settle the frame pair
+    left = np.nonzero(~s.settled())[0]
+    for p in np.unique(s.p[left]):
+        sel = left[s.p[left] == p]
+        s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(int(a_all[p]), int(b_all[p]), s.k[sel], s.tl[sel]))
     s.ba, s.bb = s.la <= -s.tl, s.lb <= -s.tl          # the per-frame measure's band: not deeper than tau
     return s
 
@@ -352,6 +365,14 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         touching = (lm > -theta) & (lm <= 0)
         ask = np.nonzero(np.isfinite(need) & ~held & ~(lm > need) & ~touching)[0]
         if len(ask):
+            # first by the hulls' gap at the middle (fast), as by the planes; where the hulls are apart, a
+            # measurement is made only if the surfaces could be far enough apart to settle both halves
+            hg, up = _hull_gaps(film, a_all, b_all, s.p[ask], pw[:, ask], high=True)
+            lm[ask] = np.maximum(lm[ask], hg)
+            touching = (lm > -theta) & (lm <= 0)
+            futile = (lm[ask] > 0) & (np.maximum(up, theta[ask]) <= need[ask])
+            ask = ask[~(lm[ask] > need[ask]) & ~touching[ask] & ~futile]
+        if len(ask):
             p = s.p[ask]
             res = probe.at(a_all[p], b_all[p], s.k[ask], tm[ask], theta[ask], need=need[ask], pair_w=pw[:, ask])
             probes += int(res["ran"].sum())
@@ -401,6 +422,23 @@ def _give_up(s: Stretches, keys: set, closest: dict, spent: dict, unresolved: di
             u = unresolved.setdefault(key, {"bound": np.inf, "tau": float(s.tl[i]), "stretches": spent.get(key, 0),
                                             "closest": closest.get(key)})
             u["bound"] = min(u["bound"], float(bound[i]))
+
+
+def _hull_gaps(film: Footage, a_all, b_all, p: np.ndarray, pair_w: np.ndarray, high: bool = False):
+    """(n,) the hulls' gap (sweep_bounds.hull_gap, a proven lower bound) of counted pairs p at world
+    poses pair_w (2,n,4,4); -inf where a body has no hull or bodies change size. high: also how far
+    apart the surfaces are at most (inf where not known)."""
+    out, up = np.full(len(p), -np.inf), np.full(len(p), np.inf)
+    if film.scale is None and len(p):
+        rel = similar_inverse(pair_w[1]) @ pair_w[0]
+        for q in np.unique(p):
+            sel = np.nonzero(p == q)[0]
+            got = hull_gap(film.shapes[a_all[q]], film.shapes[b_all[q]], rel[sel], high=high)
+            if high:
+                out[sel], up[sel] = got
+            else:
+                out[sel] = got
+    return (out, up) if high else out
 
 
 def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) -> np.ndarray:

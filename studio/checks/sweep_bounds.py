@@ -140,6 +140,90 @@ def segment_distance(sb: Shape, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
     return out
 
 
+_CONVEX: dict[str, object] = {}
+_GJK = fcl.DistanceRequest(enable_nearest_points=True, enable_signed_distance=True,
+                           gjk_solver_type=fcl.GJKSolverType.GST_INDEP)
+
+
+def convex_model(shape: Shape):
+    """The convex hull of the shape's hull points as a python-fcl convex shape (None where it has none)."""
+    got = _CONVEX.get(shape.hash, False)
+    if got is False:
+        try:
+            import trimesh
+            hull = trimesh.convex.convex_hull(hull_points(shape))
+            faces = np.c_[np.full(len(hull.faces), 3), hull.faces].astype(np.int64).ravel()
+            got = fcl.Convex(np.asarray(hull.vertices, float), len(hull.faces), faces)
+        except Exception:       # flat or degenerate: no hull
+            got = None
+        _CONVEX[shape.hash] = got
+    return got
+
+
+_FILLS: dict[str, bool] = {}
+
+
+def fills_hull(shape: Shape, share: float = 0.99) -> bool:
+    """Whether the body fills `share` of its hull's volume (a closed mesh; none does that is flat):
+    its hull's distance to anything is then its own but for a sliver."""
+    got = _FILLS.get(shape.hash)
+    if got is None:
+        try:
+            import trimesh
+            hull = trimesh.convex.convex_hull(hull_points(shape)).volume
+            got = bool(hull > 0 and closed_volume(shape.mesh.vertices, shape.mesh.faces) >= share * hull)
+        except Exception:       # flat or degenerate
+            got = False
+        _FILLS[shape.hash] = got
+    return got
+
+
+def hull_gap(sa: Shape, sb: Shape, rel: np.ndarray, high: bool = False):
+    """(Q,) a proven lower bound of the pair's gap at relative poses rel (A-local -> B-local, rigid),
+    tight for bodies that fill their hulls: their separation along one axis n, min over A's hull
+    points of n·x less max over B's of n·x. Any axis bounds the gap from below (apart along n, every
+    point of A is that far from B; overlapping, moving A that far along n parts them, and no sample
+    is deeper in the other body, nor is a convex pair's separating depth larger than that move). The
+    axes tried are those of python-fcl's GJK/EPA between the two hulls (their nearest points, both
+    ways round) and the line between the hulls' middles; the figure is taken from the points
+    themselves, so it holds whatever the solver's tolerance. -inf where a body has no hull.
+    high: also (Q,) how far apart the surfaces are at most where the hulls are apart (the nearest
+    points' distance plus each one's distance to its body's surface; inf elsewhere): what a
+    measurement there could prove at best."""
+    Q = len(rel)
+    ca, cb = convex_model(sa), convex_model(sb)
+    if Q == 0 or ca is None or cb is None:
+        return (np.full(Q, -np.inf), np.full(Q, np.inf)) if high else np.full(Q, -np.inf)
+    pa, pb = hull_points(sa), hull_points(sb)
+    oa, ob = fcl.CollisionObject(ca, fcl.Transform()), fcl.CollisionObject(cb, fcl.Transform())
+    axes = np.zeros((Q, 2, 3))
+    middle = rel[:, :3, :3] @ pa.mean(axis=0) + rel[:, :3, 3] - pb.mean(axis=0)
+    axes[:, 1] = middle
+    near = np.zeros((Q, 2, 3))
+    for q in range(Q):
+        oa.setTransform(fcl.Transform(rel[q, :3, :3], rel[q, :3, 3]))
+        res = fcl.DistanceResult()
+        fcl.distance(oa, ob, _GJK, res)
+        near[q] = res.nearest_points
+    axes[:, 0] = near[:, 0] - near[:, 1]
+    size = np.linalg.norm(axes, axis=2, keepdims=True)
+    axes = np.where(size > 1e-12, axes / np.maximum(size, 1e-300), np.array([0.0, 0.0, 1.0]))
+    axes = np.concatenate([axes, -axes], axis=1)                                  # (Q,4,3) in B's frame
+    local = np.einsum("qji,qkj->qki", rel[:, :3, :3], axes)                       # the axes in A's frame
+    low_a = np.einsum("vi,qki->qkv", pa, local).min(axis=2) + np.einsum("qki,qi->qk", axes, rel[:, :3, 3])
+    high_b = np.einsum("vi,qki->qkv", pb, axes).max(axis=2)
+    low = (low_a - high_b).max(axis=1)
+    if not high:
+        return low
+    up = np.full(Q, np.inf)
+    apart = np.nonzero(low > 0)[0]
+    if len(apart):
+        in_a = np.einsum("qji,qj->qi", rel[apart, :3, :3], near[apart, 0] - rel[apart, :3, 3])   # A-local
+        up[apart] = np.linalg.norm(near[apart, 0] - near[apart, 1], axis=1) + sa.surface_distance(in_a) + \
+            sb.surface_distance(near[apart, 1])
+    return low, up
+
+
 _BOXES: dict[str, np.ndarray] = {}
 
 
@@ -200,8 +284,9 @@ class PairMotion:
         self.film, self.motion = film, motion
         self._outside: dict[tuple[int, int, int], bool] = {}
 
-    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray) -> PairBounds:
-        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau)."""
+    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, balls: bool = True) -> PairBounds:
+        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau); balls: with the
+        round bodies' floor (`ball_floor`, which may be added later where the rest did not settle)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
         out = PairBounds(R.S[a, ks] + R.S[b, ks], np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
@@ -227,10 +312,27 @@ class PairMotion:
                 out.side[take] = side
                 out.normals[take], out.offsets[take], out.stray[take] = nrm[take], off[take], acc[take]
                 out.h0[take], out.h1[take] = h0[take], h1[take]
+        out.floor = np.maximum(out.floor, best)
+        if balls:
+            out.floor = np.maximum(out.floor, self.ball_floor(a, b, ks, taus, t0, t1))
+        return out
+
+    def ball_floor(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, t0: np.ndarray | None = None,
+                   t1: np.ndarray | None = None) -> np.ndarray:
+        """(n,) the round bodies' floor under the pair's gap over frame pairs ks (-inf where neither
+        body is round within tau); t0, t1: A-local -> B-local at the two frames, if known."""
+        film = self.film
+        out = np.full(len(ks), -np.inf)
+        if film.scale is not None or len(ks) == 0:
+            return out
+        if t0 is None:
+            w = film.world
+            t0 = similar_inverse(w[b, ks]) @ w[a, ks]
+            t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        for this, other, r0, r1 in ((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1))):
             c, r_in, r_out = ball(film.shapes[this])
             if r_out - r_in < float(np.min(taus)):
-                out.floor = np.maximum(out.floor, self._ball_floor(this, other, ks, r0, r1, c, r_out))
-        out.floor = np.maximum(out.floor, best)
+                out = np.maximum(out, self._ball_floor(this, other, ks, r0, r1, c, r_out))
         return out
     def coarse(self, a: np.ndarray, b: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, ...]:
         """Looser bounds than `bound`, cheap, for many pairs at once (bodies a, b, frame pairs ks, arrays
