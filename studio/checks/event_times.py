@@ -58,10 +58,23 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
             return bool(probe.at([ia], [ib], [k], [t], [level], pair_w=pw)["r"][0] <= level)
         return ask
 
+    # the search asks only at multiples of its finest stretch: the poses there are drawn at once
+    steps = 1 << int(np.ceil(np.log2(1.0 / RESOLUTION_T)))
+    grid: dict[int, np.ndarray] = {}
+
+    def poses(k: int, t: float) -> np.ndarray:
+        i = t * steps
+        if abs(i - round(i)) > 1e-9:
+            return probe.pair_world(np.array([ia]), np.array([ib]), np.array([k]), np.array([t]))
+        if k not in grid:
+            u = np.arange(steps + 1) / steps
+            grid[k] = probe.pair_world(np.full(len(u), ia), np.full(len(u), ib), np.full(len(u), k), u)
+        return grid[k][:, [int(round(i))]]
+
     def fn(k: int):
         def at(t: float, need: float) -> tuple[float, object]:
             theta = max(need, level)
-            pw = probe.pair_world(np.array([ia]), np.array([ib]), np.array([k]), np.array([t]))
+            pw = poses(k, t)
             hull = float(hull_gap(sa, sb, similar_inverse(pw[1]) @ pw[0])[0]) if film.scale is None else -np.inf
             if hull > theta:
                 return hull, False

@@ -163,6 +163,16 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
     s = s.take(~done)
+    # a round body's floor (its centre's path), where nothing else settled the frame pair
+    for p in np.unique(s.p):
+        sel = np.nonzero(s.p == p)[0]
+        s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(int(a_all[p]), int(b_all[p]), s.k[sel], s.tl[sel],
+                                                               apart=s.la[sel] > 0))
+    by_plane = s.floor > -s.tl
+    metrics["settled_by_planes"] += int(by_plane.sum())
+    done = s.settled()
+    metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+    s = s.take(~done)
     # ends apart: at least their distance (where no convex body's planes already bound them), first
     # with the heavier body's box for it (fast, never farther), then exact where that did not settle
     rough = s.take(np.ones(len(s), bool))
@@ -214,11 +224,6 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> S
     # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
     s.la = np.maximum(s.la, s.ha.max(axis=1))
     s.lb = np.maximum(s.lb, s.hb.max(axis=1))
-    # a round body's floor, where the rest did not settle the frame pair
-    left = np.nonzero(~s.settled())[0]
-    for p in np.unique(s.p[left]):
-        sel = left[s.p[left] == p]
-        s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(int(a_all[p]), int(b_all[p]), s.k[sel], s.tl[sel]))
     s.ba, s.bb = s.la <= -s.tl, s.lb <= -s.tl          # the per-frame measure's band: not deeper than tau
     return s
 

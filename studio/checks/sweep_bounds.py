@@ -318,9 +318,11 @@ class PairMotion:
         return out
 
     def ball_floor(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, t0: np.ndarray | None = None,
-                   t1: np.ndarray | None = None) -> np.ndarray:
+                   t1: np.ndarray | None = None, apart: np.ndarray | None = None) -> np.ndarray:
         """(n,) the round bodies' floor under the pair's gap over frame pairs ks (-inf where neither
-        body is round within tau); t0, t1: A-local -> B-local at the two frames, if known."""
+        body is round within tau); t0, t1: A-local -> B-local at the two frames, if known; apart:
+        where the two are known apart at the first frame (a round body's centre, inside it, is then
+        outside the other)."""
         film = self.film
         out = np.full(len(ks), -np.inf)
         if film.scale is not None or len(ks) == 0:
@@ -332,7 +334,8 @@ class PairMotion:
         for this, other, r0, r1 in ((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1))):
             c, r_in, r_out = ball(film.shapes[this])
             if r_out - r_in < float(np.min(taus)):
-                out = np.maximum(out, self._ball_floor(this, other, ks, r0, r1, c, r_out))
+                out = np.maximum(out, self._ball_floor(this, other, ks, r0, r1, c, r_out,
+                                                       None if apart is None or r_in <= 0 else apart))
         return out
     def coarse(self, a: np.ndarray, b: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, ...]:
         """Looser bounds than `bound`, cheap, for many pairs at once (bodies a, b, frame pairs ks, arrays
@@ -388,7 +391,7 @@ class PairMotion:
         return speed, K + 2.0 * Wo * speed
 
     def _ball_floor(self, this: int, other: int, ks: np.ndarray, r0: np.ndarray, r1: np.ndarray,
-                    c: np.ndarray, r_out: float) -> np.ndarray:
+                    c: np.ndarray, r_out: float, outside: np.ndarray | None = None) -> np.ndarray:
         film = self.film
         c0 = r0[:, :3, :3] @ c + r0[:, :3, 3]
         c1 = r1[:, :3, :3] @ c + r1[:, :3, 3]
@@ -404,7 +407,7 @@ class PairMotion:
         d = segment_distance(film.shapes[other], c0, c1)
         out = np.full(len(ks), -np.inf)
         for i in np.nonzero((d > 0) & np.isfinite(stray))[0]:
-            if self._is_outside(other, this, int(ks[i]), c0[i]):
+            if (outside is not None and outside[i]) or self._is_outside(other, this, int(ks[i]), c0[i]):
                 out[i] = d[i] - stray[i] - r_out
         return out
 
