@@ -23,8 +23,6 @@ velocity by at most M/2 over the pair.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from studio.scene.kinematics import forward
@@ -142,14 +140,45 @@ def motion_of(film: Footage) -> "Motion":
     return film.extra[MOTION_KEY]
 
 
-@dataclass
 class Rates:
-    """Bounds on each body's motion over each frame pair: arrays (B, F-1)."""
+    """Bounds on each body's motion over each frame pair: arrays (B, F-1) W (angular speed), dW
+    (angular acceleration), M (acceleration of any hull point or the origin) and S (speed of any hull
+    point or the origin). S is the chain's bound (`upper`) lowered by the hull's farthest chord;
+    that takes a product over the hull's points, so it is worked out where asked (`speed`), and all
+    of it when S is read whole."""
 
-    W: np.ndarray           # angular speed
-    dW: np.ndarray          # angular acceleration
-    S: np.ndarray           # speed of any hull point or the origin
-    M: np.ndarray           # acceleration of any hull point or the origin
+    def __init__(self, W: np.ndarray, dW: np.ndarray, upper: np.ndarray, M: np.ndarray, chord):
+        self.W, self.dW, self.M, self.upper = W, dW, M, upper
+        self._S = upper.copy()
+        self._open = np.zeros(upper.shape, bool)        # where the chord may still lower it
+        self._chord = chord                             # (body, frame pairs) -> the farthest chord there
+
+    def mark(self, body: int, ks: np.ndarray) -> None:
+        self._open[body, ks] = True
+
+    @property
+    def S(self) -> np.ndarray:
+        b, k = np.nonzero(self._open)
+        self._tighten(b, k)
+        return self._S
+
+    def speed(self, bodies, ks) -> np.ndarray:
+        """S at (bodies, ks) (broadcast together)."""
+        bodies, ks = np.broadcast_arrays(np.asarray(bodies, np.int64), np.asarray(ks, np.int64))
+        if bodies.size:
+            todo = self._open[bodies, ks]
+            if todo.any():
+                self._tighten(bodies[todo], ks[todo])
+        return self._S[bodies, ks]
+
+    def _tighten(self, b: np.ndarray, k: np.ndarray) -> None:
+        if len(b) == 0:
+            return
+        key = np.unique(np.stack([b, k], axis=1), axis=0)
+        for body in np.unique(key[:, 0]):
+            at = key[key[:, 0] == body, 1]
+            self._S[body, at] = np.minimum(self._S[body, at], self._chord(int(body), at) + 0.5 * self.M[body, at])
+            self._open[body, at] = False
 
 
 class Motion:
@@ -242,24 +271,33 @@ class Motion:
         film = self.film
         B, n = len(film.names), self.n
         out = [np.zeros((B, max(n - 1, 0))) for _ in range(4)]
+        opened = []
         for i in range(B):
             pts = hull_points(film.shapes[i])
             rho = float(np.max(np.linalg.norm(pts, axis=1), initial=0.0))
             W, dW, S, M = self._chain(i, rho)
             if n > 1:
                 w = film.world[i, :n]
-                if i in film.forms:          # its shape changes: the union of its forms' hulls
-                    pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
-                D, dv = w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3]
+                dv = w[1:, :3, 3] - w[:-1, :3, 3]
                 # the farthest chord is at least the origin's: only where the chain's bound exceeds that
                 # (plus M/2) can the hull's chords lower it
-                at = np.nonzero(S > np.linalg.norm(dv, axis=1) + 0.5 * M)[0]
-                if len(at):
-                    d = farthest(np.vstack([pts, np.zeros((1, 3))]), D[at], dv[at])     # the origin too
-                    S[at] = np.minimum(S[at], d + 0.5 * M[at])
+                opened.append((i, np.nonzero(S > np.linalg.norm(dv, axis=1) + 0.5 * M)[0]))
             for a, v in zip(out, (W, dW, S, M)):
                 a[i] = v
-        return Rates(*out)
+        rates = Rates(*out, chord=self._farthest_chord)
+        for i, at in opened:
+            rates.mark(i, at)
+        return rates
+
+    def _farthest_chord(self, i: int, at: np.ndarray) -> np.ndarray:
+        """(len(at),) how far any hull point of body i (or its origin) goes over frame pairs at."""
+        film = self.film
+        pts = hull_points(film.shapes[i])
+        if i in film.forms:          # its shape changes: the union of its forms' hulls
+            pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
+        w = film.world[i]
+        D, dv = w[at + 1, :3, :3] - w[at, :3, :3], w[at + 1, :3, 3] - w[at, :3, 3]
+        return farthest(np.vstack([pts, np.zeros((1, 3))]), D, dv)               # the origin too
 
     def _chain(self, i: int, rho: float) -> tuple[np.ndarray, ...]:
         """W, dW, S, M of points within rho of body i's origin, from its chain of motions."""

@@ -105,7 +105,7 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     low = _frame_lows(film, counted, taus)                                           # (F,P), nan: fails at the frame
     R = motion.rates
     tau_lo = np.minimum(taus[:-1], taus[1:])
-    L = R.S[a_all].T + R.S[b_all].T                                                  # (F-1,P)
+    L = R.upper[a_all].T + R.upper[b_all].T          # (F-1,P) the chains' speeds: never below S (see below)
     l0, l1 = low[:-1], low[1:]
     open_ = ~(np.isnan(l0) | np.isnan(l1))
     if film.forms:                       # a body whose proportions change between the frames is not swept
@@ -134,6 +134,11 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
         open_ &= ~skinned[None]
     with np.errstate(invalid="ignore"):
         settled = envelope(l0, l1, L) > -tau_lo - RESOLUTION
+        # where the chains' speeds did not settle it, the speeds the hulls' chords tighten (a lower
+        # slope only ever settles more, so this is the same as taking those everywhere)
+        fk, fp = np.nonzero(open_ & ~settled)
+        L[fk, fp] = R.speed(a_all[fp], fk) + R.speed(b_all[fp], fk)
+        settled[fk, fp] = envelope(l0[fk, fp], l1[fk, fp], L[fk, fp]) > -tau_lo[fk, fp] - RESOLUTION
     cand = open_ & ~settled
     metrics["settled_by_bounds"] = int((open_ & settled).sum())
     ks, ps = np.nonzero(cand)
@@ -155,15 +160,7 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     done = s.settled()
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
     s = s.take(~done)
-    # the ends by their hulls' gap (a separating axis, fast): touching, resting or apart
-    w = film.world
-    s.la = np.maximum(s.la, _hull_gaps(film, a_all, b_all, s.p, np.stack([w[a_all[s.p], s.k], w[b_all[s.p], s.k]])))
-    s.lb = np.maximum(s.lb, _hull_gaps(film, a_all, b_all, s.p,
-                                       np.stack([w[a_all[s.p], s.k + 1], w[b_all[s.p], s.k + 1]])))
-    done = s.settled()
-    metrics["settled_by_bounds"] += int(done.sum())
-    s = s.take(~done)
-    # a round body's floor (its centre's path), where nothing else settled the frame pair
+    # a round body's floor (its centre's path), where the rest did not settle the frame pair
     for p in np.unique(s.p):
         sel = np.nonzero(s.p == p)[0]
         s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(int(a_all[p]), int(b_all[p]), s.k[sel], s.tl[sel],
@@ -172,6 +169,14 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     metrics["settled_by_planes"] += int(by_plane.sum())
     done = s.settled()
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+    s = s.take(~done)
+    # the ends by their hulls' gap (a separating axis, fast): touching, resting or apart
+    w = film.world
+    s.la = np.maximum(s.la, _hull_gaps(film, a_all, b_all, s.p, np.stack([w[a_all[s.p], s.k], w[b_all[s.p], s.k]])))
+    s.lb = np.maximum(s.lb, _hull_gaps(film, a_all, b_all, s.p,
+                                       np.stack([w[a_all[s.p], s.k + 1], w[b_all[s.p], s.k + 1]])))
+    done = s.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
     s = s.take(~done)
     # ends apart: at least their distance (where no convex body's planes already bound them), first
     # with the heavier body's box for it (fast, never farther), then exact where that did not settle

@@ -128,15 +128,17 @@ def segment_distance(sb: Shape, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
     """(Q,) exact distance from each segment p0..p1 (B-local) to B's surface; 0 where it touches it."""
     ob = fcl.CollisionObject(model(sb), fcl.Transform())
     out = np.zeros(len(p0))
+    d = p1 - p0
+    length = np.linalg.norm(d, axis=1)
+    z = np.where(length[:, None] > 1e-12, d / np.maximum(length, 1e-300)[:, None], [0.0, 0.0, 1.0])
+    x = np.cross(z, np.where(np.abs(z[:, :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    rot = np.stack([x, np.cross(z, x), z], axis=2)               # columns x, y, z: the capsule along z
+    mid = 0.5 * (p0 + p1)
+    request = fcl.DistanceRequest()
     for q in range(len(p0)):
-        d = p1[q] - p0[q]
-        length = float(np.linalg.norm(d))
-        z = d / length if length > 1e-12 else np.array([0.0, 0.0, 1.0])
-        x = np.cross(z, [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0])
-        x /= np.linalg.norm(x)
-        rot = np.stack([x, np.cross(z, x), z], axis=1)
-        seg = fcl.CollisionObject(fcl.Capsule(0.0, length), fcl.Transform(rot, 0.5 * (p0[q] + p1[q])))
-        out[q] = max(float(fcl.distance(seg, ob, fcl.DistanceRequest(), fcl.DistanceResult())), 0.0)
+        seg = fcl.CollisionObject(fcl.Capsule(0.0, float(length[q])), fcl.Transform(rot[q], mid[q]))
+        out[q] = max(float(fcl.distance(seg, ob, request, fcl.DistanceResult())), 0.0)
     return out
 
 
@@ -282,14 +284,13 @@ class PairMotion:
 
     def __init__(self, film: Footage, motion: Motion):
         self.film, self.motion = film, motion
-        self._outside: dict[tuple[int, int, int], bool] = {}
 
     def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, balls: bool = True) -> PairBounds:
         """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau); balls: with the
         round bodies' floor (`ball_floor`, which may be added later where the rest did not settle)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
-        out = PairBounds(R.S[a, ks] + R.S[b, ks], np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
+        out = PairBounds(R.speed(a, ks) + R.speed(b, ks), np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
                          np.zeros((n, PLANES)), np.zeros(n), np.full((n, PLANES), -np.inf),
                          np.full((n, PLANES), -np.inf))
         if film.scale is not None or n == 0:
@@ -344,7 +345,7 @@ class PairMotion:
         corner above the best plane (h0, h1: the gap's bound there)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
-        L = R.S[a, ks] + R.S[b, ks]
+        L = R.speed(a, ks) + R.speed(b, ks)
         floor, h0, h1 = np.full(n, -np.inf), np.full(n, -np.inf), np.full(n, -np.inf)
         if film.scale is not None or n == 0:
             return L, floor, h0, h1
@@ -359,7 +360,7 @@ class PairMotion:
             p1 = np.einsum("nij,nvj->nvi", r1[:, :3, :3], pts) + r1[:, None, :3, 3]
             chord = np.linalg.norm(p1 - p0, axis=2).max(axis=1)
             reach = np.maximum(np.linalg.norm(p0, axis=2).max(axis=1), np.linalg.norm(p1, axis=2).max(axis=1))
-            lam = reach + 0.5 * (R.S[this, ks] + R.S[other, ks])
+            lam = reach + 0.5 * (R.speed(this, ks) + R.speed(other, ks))
             Wo = R.W[other, ks]
             K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -383,7 +384,7 @@ class PairMotion:
         R = self.motion.rates
         chord = farthest(pts, r1[:, :3, :3] - r0[:, :3, :3], r1[:, :3, 3] - r0[:, :3, 3])
         reach = np.maximum(farthest(pts, r0[:, :3, :3], r0[:, :3, 3]), farthest(pts, r1[:, :3, :3], r1[:, :3, 3]))
-        lam = reach + 0.5 * (R.S[this, ks] + R.S[other, ks])
+        lam = reach + 0.5 * (R.speed(this, ks) + R.speed(other, ks))
         Wo = R.W[other, ks]
         K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -397,7 +398,7 @@ class PairMotion:
         c1 = r1[:, :3, :3] @ c + r1[:, :3, 3]
         S, M = self.motion.point_rates(film.names[this], c[None])
         R = self.motion.rates
-        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S[ks] + R.S[other, ks])
+        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S[ks] + R.speed(other, ks))
         Wo = R.W[other, ks]
         K = M[ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -406,17 +407,30 @@ class PairMotion:
         stray = (K + 2.0 * Wo * speed) / 8.0
         d = segment_distance(film.shapes[other], c0, c1)
         out = np.full(len(ks), -np.inf)
-        for i in np.nonzero((d > 0) & np.isfinite(stray))[0]:
-            if (outside is not None and outside[i]) or self._is_outside(other, this, int(ks[i]), c0[i]):
-                out[i] = d[i] - stray[i] - r_out
+        at = np.nonzero((d > 0) & np.isfinite(stray))[0]
+        if len(at):
+            known = np.zeros(len(at), bool) if outside is None else np.asarray(outside, bool)[at]
+            known[~known] = self._outside_of(other, c0[at[~known]])
+            out[at[known]] = d[at[known]] - stray[at[known]] - r_out
         return out
 
-    def _is_outside(self, other: int, this: int, k: int, point: np.ndarray) -> bool:
-        """Whether this body's centre lies outside the other body at frame k."""
-        key = (other, this, k)
-        if key not in self._outside:
-            self._outside[key] = not inside(np.asarray(self.film.shapes[other].mesh.triangles, float), point)
-        return self._outside[key]
+    def _outside_of(self, other: int, points: np.ndarray) -> np.ndarray:
+        """(n,) whether local points of the other body lie outside it: by its face planes if it is
+        convex, by its distance grid's proven interval where that is above zero, else by the winding
+        number of its triangles."""
+        shape = self.film.shapes[other]
+        if shape.planes is not None:
+            normals, offsets = shape.planes
+            return (points @ normals.T - offsets).max(axis=1) > 0
+        out = np.zeros(len(points), bool)
+        if shape.grid is not None:
+            out = shape.proven(points)[0] > 0
+        triangles = None
+        for i in np.nonzero(~out)[0]:
+            if triangles is None:
+                triangles = np.asarray(shape.mesh.triangles, float)
+            out[i] = not inside(triangles, points[i])
+        return out
 
 
 def _facing(planes, middle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
