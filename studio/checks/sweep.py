@@ -170,19 +170,21 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     done = s.settled()
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
     s = s.take(~done)
-    # the ends by their hulls' gap (a separating axis, fast): touching, resting or apart
-    w = film.world
-    s.la = np.maximum(s.la, _hull_gaps(film, a_all, b_all, s.p, np.stack([w[a_all[s.p], s.k], w[b_all[s.p], s.k]])))
-    s.lb = np.maximum(s.lb, _hull_gaps(film, a_all, b_all, s.p,
-                                       np.stack([w[a_all[s.p], s.k + 1], w[b_all[s.p], s.k + 1]])))
+    # touching or resting ends by their hulls' gap (a separating axis, fast)
+    _hull_ends(film, a_all, b_all, s, apart=False)
     done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
     s = s.take(~done)
     # ends apart: at least their distance (where no convex body's planes already bound them), first
-    # with the heavier body's box for it (fast, never farther), then exact where that did not settle
+    # with the heavier body's box for it (fast, never farther), then by the hulls' gap, then exact
+    # where those did not settle
     rough = s.take(np.ones(len(s), bool))
     rough.la, rough.lb = _apart_ends(film, a_all, b_all, s, coarse=True)
     done = rough.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
+    s = s.take(~done)
+    _hull_ends(film, a_all, b_all, s, apart=True)
+    done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
     s = s.take(~done)
     s.la, s.lb = _apart_ends(film, a_all, b_all, s)
@@ -221,9 +223,8 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> S
     s = Stretches(ks, ps, np.zeros(n), np.ones(n), l0[ks, ps], l1[ks, ps], np.zeros(n), np.full(n, -np.inf),
                   tau_lo[ks, ps], np.full(n, -1), np.zeros((n, PLANES, 3)), np.zeros((n, PLANES)), np.zeros(n),
                   np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
-    for p in np.unique(ps):
-        sel = np.nonzero(ps == p)[0]
-        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel], balls=False)
+    for sel in _by_shapes(film, a_all[ps], b_all[ps]):         # pairs of the same two shapes at once
+        b = rel.bound(a_all[ps[sel]], b_all[ps[sel]], ks[sel], s.tl[sel], balls=False)
         s.L[sel], s.floor[sel], s.side[sel] = b.L, b.floor, b.side
         s.normals[sel], s.offsets[sel], s.stray[sel], s.ha[sel], s.hb[sel] = b.normals, b.offsets, b.stray, b.h0, b.h1
     # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
@@ -434,6 +435,31 @@ def _give_up(s: Stretches, keys: set, closest: dict, spent: dict, unresolved: di
             u["bound"] = min(u["bound"], float(bound[i]))
 
 
+def _hull_ends(film: Footage, a_all, b_all, s: Stretches, apart: bool) -> None:
+    """Raise the stretches' end bounds by the hulls' gap there: at the ends known apart (apart) or
+    at the others."""
+    w = film.world
+    for end, frames in (("la", s.k), ("lb", s.k + 1)):
+        lows = getattr(s, end)
+        at = np.nonzero((lows > 0) == apart)[0]
+        if len(at):
+            p, f = s.p[at], frames[at]
+            lows[at] = np.maximum(lows[at], _hull_gaps(film, a_all, b_all, p,
+                                                       np.stack([w[a_all[p], f], w[b_all[p], f]])))
+
+
+def _by_shapes(film: Footage, a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
+    """Indices of the pairs (bodies a, b) grouped by their two shapes."""
+    if len(a) == 0:
+        return []
+    code = {}
+    ids = np.array([code.setdefault(sh.hash, len(code)) for sh in film.shapes])
+    key = ids[a] * len(code) + ids[b]
+    order = np.argsort(key, kind="stable")
+    cuts = np.nonzero(np.diff(key[order]))[0] + 1
+    return np.split(order, cuts)
+
+
 def _hull_gaps(film: Footage, a_all, b_all, p: np.ndarray, pair_w: np.ndarray, high: bool = False):
     """(n,) the hulls' gap (sweep_bounds.hull_gap, a proven lower bound) of counted pairs p at world
     poses pair_w (2,n,4,4); -inf where a body has no hull or bodies change size. high: also how far
@@ -441,9 +467,8 @@ def _hull_gaps(film: Footage, a_all, b_all, p: np.ndarray, pair_w: np.ndarray, h
     out, up = np.full(len(p), -np.inf), np.full(len(p), np.inf)
     if film.scale is None and len(p):
         rel = similar_inverse(pair_w[1]) @ pair_w[0]
-        for q in np.unique(p):
-            sel = np.nonzero(p == q)[0]
-            got = hull_gap(film.shapes[a_all[q]], film.shapes[b_all[q]], rel[sel], high=high)
+        for sel in _by_shapes(film, a_all[p], b_all[p]):
+            got = hull_gap(film.shapes[a_all[p[sel[0]]]], film.shapes[b_all[p[sel[0]]]], rel[sel], high=high)
             if high:
                 out[sel], up[sel] = got
             else:

@@ -285,9 +285,11 @@ class PairMotion:
     def __init__(self, film: Footage, motion: Motion):
         self.film, self.motion = film, motion
 
-    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, balls: bool = True) -> PairBounds:
+    def bound(self, a, b, ks: np.ndarray, taus: np.ndarray, balls: bool = True) -> PairBounds:
         """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau); balls: with the
-        round bodies' floor (`ball_floor`, which may be added later where the rest did not settle)."""
+        round bodies' floor (`ball_floor`, which may be added later where the rest did not settle).
+        Without it, a and b may be arrays as long as ks, of bodies of one shape each (several pairs
+        at once)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
         out = PairBounds(R.speed(a, ks) + R.speed(b, ks), np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
@@ -300,10 +302,10 @@ class PairMotion:
         t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
         best = np.full(n, -np.inf)
         for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
-            pts = hull_points(film.shapes[this])
+            pts = hull_points(film.shapes[int(np.ravel(this)[0])])
             L_rel, acc = self._relative(this, other, ks, pts, r0, r1)
             out.L = np.minimum(out.L, L_rel)
-            planes = hull_planes(film.shapes[other])
+            planes = hull_planes(film.shapes[int(np.ravel(other)[0])])
             if planes is not None:
                 nrm, off = _facing(planes, r0[:, :3, :3] @ pts.mean(axis=0) + r0[:, :3, 3])
                 h0, h1 = heights(pts, r0, nrm, off), heights(pts, r1, nrm, off)
