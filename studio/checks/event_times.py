@@ -21,6 +21,7 @@ from studio.checks.between import hull_planes, hull_points, motion_of
 from studio.checks.contacts import similar_inverse, tau, world_boxes
 from studio.checks.footage import Footage
 from studio.checks.probe import Probe, earliest, envelope
+from studio.checks.shape import Shape
 from studio.checks.sweep_bounds import PairMotion, fills_hull, hull_gap, mesh_distance
 
 RESOLUTION_T = 0.01         # frames: how finely an event's first time is located (said to a tenth)
@@ -55,6 +56,8 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
 
     def meets(k: int, t: float, pw: np.ndarray):
         def ask() -> bool:
+            if sample_within(sa, sb, (similar_inverse(pw[1]) @ pw[0])[0], level):
+                return True
             return bool(probe.at([ia], [ib], [k], [t], [level], pair_w=pw)["r"][0] <= level)
         return ask
 
@@ -112,6 +115,20 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
         if t is not None:
             return float(film.frames[k]) + t
     return None
+
+
+def sample_within(sa: Shape, sb: Shape, rel: np.ndarray, level: float, few: int = 16) -> bool:
+    """Whether one of A's surface samples is proven within `level` of B's surface (rel: A-local ->
+    B-local, rigid): the pair query would then find the pair within it, since it measures every
+    sample that may be exactly (checks.contacts). The few samples nearest B's hull are measured."""
+    pts = sa.points @ rel[:3, :3].T + rel[:3, 3]
+    planes = hull_planes(sb)
+    if planes is not None:
+        near = (pts @ planes[0].T - planes[1]).max(axis=1)
+    else:
+        near = np.linalg.norm(np.maximum(0.0, np.maximum(np.asarray(sb.lo) - pts, pts - np.asarray(sb.hi))), axis=1)
+    pick = np.argsort(near)[:few]
+    return bool(np.any(sb.surface_distance(pts[pick]) <= level))
 
 
 def plane_floor(film: Footage, ia: int, ib: int, wa: np.ndarray, wb: np.ndarray) -> float:

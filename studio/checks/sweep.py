@@ -381,7 +381,8 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
             hg, up = _hull_gaps(film, a_all, b_all, s.p[ask], pw[:, ask], high=True)
             lm[ask] = np.maximum(lm[ask], hg)
             touching = (lm > -theta) & (lm <= 0)
-            futile = (lm[ask] > 0) & (np.maximum(up, theta[ask]) <= need[ask])
+            # (or, nearer than half the threshold, a measurement at it could only find them touching)
+            futile = (lm[ask] > 0) & ((np.maximum(up, theta[ask]) <= need[ask]) | (up <= 0.5 * theta[ask]))
             ask = ask[~(lm[ask] > need[ask]) & ~touching[ask] & ~futile]
         if len(ask):
             p = s.p[ask]
