@@ -51,6 +51,12 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
     tight = film.scale is None and fills_hull(sa) and fills_hull(sb)
     lows = _contact_lows(film, ia, ib, np.r_[ks, ks[-1] + 1], gap, idx, t_ab, tight)
     pm = PairMotion(film, motion)
+    # frame pairs the box corners' bounds (cheap, looser) keep above the level are passed over; the
+    # hulls' bounds are worked out for the rest
+    L1, floor1, h0, h1 = pm.coarse(np.full(len(ks), ia), np.full(len(ks), ib), ks)
+    keep = np.nonzero(np.maximum(envelope(np.maximum(lows[:-1], h0), np.maximum(lows[1:], h1), L1), floor1)
+                      <= level)[0]
+    ks, lows = ks[keep], np.c_[lows[:-1], lows[1:]][keep]
     bound = pm.bound(ia, ib, ks, np.full(len(ks), t_ab), balls=False)
     probe = Probe(film, motion)
 
@@ -104,11 +110,11 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
                     return float(r["low"][0]), False
             return float(r["r"][0]), True
         return at
-    near = np.nonzero(np.maximum(envelope(lows[:-1], lows[1:], bound.L), bound.floor) <= level)[0]
+    near = np.nonzero(np.maximum(envelope(lows[:, 0], lows[:, 1], bound.L), bound.floor) <= level)[0]
     floor = bound.floor.copy()                 # and a round body's floor where the rest did not settle it
     floor[near] = np.maximum(floor[near], pm.ball_floor(ia, ib, ks[near], np.full(len(near), t_ab)))
     for j, k in enumerate(ks):
-        la, lb = lows[j], lows[j + 1]
+        la, lb = lows[j]
         if max(float(envelope(la, lb, bound.L[j])), float(floor[j])) > level:
             continue
         t = earliest(fn(int(k)), la, lb, float(bound.L[j]), level, met_b=False, resolution=RESOLUTION_T)
