@@ -101,17 +101,58 @@ def _monomials(points: np.ndarray) -> np.ndarray:
     return mono
 
 
+_GROUPS: dict[int, tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]] = {}
+GROUP_POINTS = 32           # points per group when `farthest` passes over groups that cannot hold the largest
+
+
+def _groups(points: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """The points split into groups of at most GROUP_POINTS neighbours (halving the longest side of
+    their box): each group's members, one member near its middle, and how far the others are from it."""
+    got = _GROUPS.get(id(points))
+    if got is not None and got[0] is points:
+        return got[1], got[2], got[3]
+    todo, members = [np.arange(len(points))], []
+    while todo:
+        idx = todo.pop()
+        if len(idx) <= GROUP_POINTS:
+            members.append(idx)
+            continue
+        p = points[idx]
+        axis = int(np.argmax(p.max(axis=0) - p.min(axis=0)))
+        order = idx[np.argsort(p[:, axis], kind="stable")]
+        todo += [order[:len(order) // 2], order[len(order) // 2:]]
+    reps = np.array([m[np.argmin(np.linalg.norm(points[m] - points[m].mean(axis=0), axis=1))] for m in members])
+    radii = np.array([np.linalg.norm(points[m] - points[r], axis=1).max() for m, r in zip(members, reps)])
+    if len(_GROUPS) > 256:
+        _GROUPS.clear()
+    _GROUPS[id(points)] = (points, members, reps, radii)
+    return members, reps, radii
+
+
 def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
     """(n,) the largest |D a + d| over points a (V,3), for matrices D (n,3,3) and vectors d (n,3):
-    |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product."""
+    |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product.
+    Many points over many matrices: a group of points whose member nearest its middle, plus the
+    group's radius times |D| (Frobenius, at least the largest stretch), stays below another group's
+    member is passed over (it cannot hold the largest)."""
     if len(D) == 0:
         return np.zeros(0)
     G = np.einsum("nki,nkj->nij", D, D)
     h = np.einsum("nki,nk->ni", D, d)
     coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2],
                      h[:, 0], h[:, 1], h[:, 2], np.einsum("ni,ni->n", d, d)])                # (10,n)
-    q = _monomials(points) @ coef
-    return np.sqrt(np.maximum(q.max(axis=0), 0.0))
+    mono = _monomials(points)
+    if len(points) <= 4 * GROUP_POINTS or len(D) < 16:
+        return np.sqrt(np.maximum((mono @ coef).max(axis=0), 0.0))
+    members, reps, radii = _groups(points)
+    at_reps = mono[reps] @ coef                                                      # (J,n) squared
+    best = at_reps.max(axis=0)
+    top = np.sqrt(np.maximum(at_reps, 0.0)) + radii[:, None] * np.sqrt(np.einsum("nij,nij->n", D, D))[None]
+    open_ = top * (1.0 + 1e-9) + 1e-12 >= np.sqrt(np.maximum(best, 0.0))[None]      # (J,n) may hold it
+    for j in np.nonzero(open_.any(axis=1))[0]:
+        cols = np.nonzero(open_[j])[0]
+        best[cols] = np.maximum(best[cols], (mono[members[j]] @ coef[:, cols]).max(axis=0))
+    return np.sqrt(np.maximum(best, 0.0))
 
 
 def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, count: int = 64):
@@ -192,6 +233,7 @@ class Motion:
         self.joints = {k: np.asarray(v, float) for k, v in tr.joints.items()}
         self.n = film.n_frames
         self._rates: Rates | None = None
+        self._with_origin: dict[int, np.ndarray] = {}
         self._chains: dict[frozenset, set[str]] = {}
 
     # ---- poses between frames -------------------------------------------------
@@ -292,12 +334,15 @@ class Motion:
     def _farthest_chord(self, i: int, at: np.ndarray) -> np.ndarray:
         """(len(at),) how far any hull point of body i (or its origin) goes over frame pairs at."""
         film = self.film
-        pts = hull_points(film.shapes[i])
-        if i in film.forms:          # its shape changes: the union of its forms' hulls
-            pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
+        pts = self._with_origin.get(i)
+        if pts is None:
+            pts = hull_points(film.shapes[i])
+            if i in film.forms:          # its shape changes: the union of its forms' hulls
+                pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
+            pts = self._with_origin[i] = np.vstack([pts, np.zeros((1, 3))])      # the origin too
         w = film.world[i]
         D, dv = w[at + 1, :3, :3] - w[at, :3, :3], w[at + 1, :3, 3] - w[at, :3, 3]
-        return farthest(np.vstack([pts, np.zeros((1, 3))]), D, dv)               # the origin too
+        return farthest(pts, D, dv)
 
     def _chain(self, i: int, rho: float) -> tuple[np.ndarray, ...]:
         """W, dW, S, M of points within rho of body i's origin, from its chain of motions."""
