@@ -171,6 +171,7 @@ def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, cou
     return normals[keep], offsets[keep]
 
 
+_WITH_ORIGIN: dict[tuple, np.ndarray] = {}      # hull points and the origin, per shape (or forms)
 MOTION_KEY = "between_motion"
 
 
@@ -233,7 +234,6 @@ class Motion:
         self.joints = {k: np.asarray(v, float) for k, v in tr.joints.items()}
         self.n = film.n_frames
         self._rates: Rates | None = None
-        self._with_origin: dict[int, np.ndarray] = {}
         self._chains: dict[frozenset, set[str]] = {}
 
     # ---- poses between frames -------------------------------------------------
@@ -334,12 +334,11 @@ class Motion:
     def _farthest_chord(self, i: int, at: np.ndarray) -> np.ndarray:
         """(len(at),) how far any hull point of body i (or its origin) goes over frame pairs at."""
         film = self.film
-        pts = self._with_origin.get(i)
+        shapes = film.forms[i][0] if i in film.forms else [film.shapes[i]]   # a shape that changes: all its forms
+        key = tuple(s.hash for s in shapes)
+        pts = _WITH_ORIGIN.get(key)
         if pts is None:
-            pts = hull_points(film.shapes[i])
-            if i in film.forms:          # its shape changes: the union of its forms' hulls
-                pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
-            pts = self._with_origin[i] = np.vstack([pts, np.zeros((1, 3))])      # the origin too
+            pts = _WITH_ORIGIN[key] = np.vstack([hull_points(s) for s in shapes] + [np.zeros((1, 3))])  # the origin too
         w = film.world[i]
         D, dv = w[at + 1, :3, :3] - w[at, :3, :3], w[at + 1, :3, 3] - w[at, :3, 3]
         return farthest(pts, D, dv)
