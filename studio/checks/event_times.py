@@ -48,14 +48,17 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
     sa, sb = film.shapes[ia], film.shapes[ib]
     # two bodies that fill their hulls: the hulls' gap is theirs but for a sliver and the surface
     # samples, so a measurement proves little more; it is made only where the search needs the answer
-    tight = film.scale is None and fills_hull(sa) and fills_hull(sb)
-    lows = _contact_lows(film, ia, ib, np.r_[ks, ks[-1] + 1], gap, idx, t_ab, tight)
+    rigid = film.scale is None and ia not in film.skins and ib not in film.skins    # hulls that hold them
+    tight = rigid and fills_hull(sa) and fills_hull(sb)
+    lows = _contact_lows(film, ia, ib, np.r_[ks, ks[-1] + 1], gap, idx, t_ab, tight, rigid)
     pm = PairMotion(film, motion)
     # frame pairs the box corners' bounds (cheap, looser) keep above the level are passed over; the
     # hulls' bounds are worked out for the rest
-    L1, floor1, h0, h1 = pm.coarse(np.full(len(ks), ia), np.full(len(ks), ib), ks)
-    keep = np.nonzero(np.maximum(envelope(np.maximum(lows[:-1], h0), np.maximum(lows[1:], h1), L1), floor1)
-                      <= level)[0]
+    keep = np.arange(len(ks))
+    if rigid:
+        L1, floor1, h0, h1 = pm.coarse(np.full(len(ks), ia), np.full(len(ks), ib), ks)
+        keep = np.nonzero(np.maximum(envelope(np.maximum(lows[:-1], h0), np.maximum(lows[1:], h1), L1), floor1)
+                          <= level)[0]
     ks, lows = ks[keep], np.c_[lows[:-1], lows[1:]][keep]
     bound = pm.bound(ia, ib, ks, np.full(len(ks), t_ab), balls=False)
     probe = Probe(film, motion)
@@ -84,7 +87,7 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
         def at(t: float, need: float) -> tuple[float, object]:
             theta = max(need, level)
             pw = poses(k, t)
-            hull = float(hull_gap(sa, sb, similar_inverse(pw[1]) @ pw[0])[0]) if film.scale is None else -np.inf
+            hull = float(hull_gap(sa, sb, similar_inverse(pw[1]) @ pw[0])[0]) if rigid else -np.inf
             if hull > theta:
                 return hull, False
             if tight:
@@ -155,10 +158,10 @@ def plane_floor(film: Footage, ia: int, ib: int, wa: np.ndarray, wb: np.ndarray)
 
 
 def _contact_lows(film: Footage, ia: int, ib: int, frames: np.ndarray, gap: np.ndarray, idx: np.ndarray,
-                  t_ab: float, tight: bool = False) -> np.ndarray:
+                  t_ab: float, tight: bool = False, hulls: bool = True) -> np.ndarray:
     """Proven lower bounds of the pair's gap at frames: above tau where the per-frame gap says so,
     the boxes' distance, and where they are apart the hulls' gap and (unless both bodies fill their
-    hulls: tight) the meshes' exact distance."""
+    hulls: tight) the meshes' exact distance; hulls: whether the bodies' hulls hold them (not a skin)."""
     per = dict(zip(idx.tolist(), gap.tolist()))
     w = film.world[[ia, ib]][:, frames]
     lo, hi = world_boxes([film.shapes[ia], film.shapes[ib]], w)
@@ -168,7 +171,8 @@ def _contact_lows(film: Footage, ia: int, ib: int, frames: np.ndarray, gap: np.n
     apart = np.nonzero((box > 0) | (g > t_ab))[0]
     if len(apart) and film.scale is None:
         rel = similar_inverse(w[1, apart]) @ w[0, apart]
-        low[apart] = np.maximum(low[apart], hull_gap(film.shapes[ia], film.shapes[ib], rel))
+        if hulls:
+            low[apart] = np.maximum(low[apart], hull_gap(film.shapes[ia], film.shapes[ib], rel))
         if not tight:
             low[apart] = np.maximum(low[apart], mesh_distance(film.shapes[ia], film.shapes[ib], rel))
     return low
