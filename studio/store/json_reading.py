@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from dataclasses import dataclass
 
 from studio.store.shown import shown
@@ -39,6 +40,7 @@ class Limits:
 
 DEFAULT = Limits()
 _PASSED: dict[tuple[str, Limits], None] = {}     # texts that passed, oldest first
+_PASSED_LOCK = threading.Lock()                  # the window reads on a worker and on its own thread
 _PASSED_KEPT = 32
 _PASSED_CHARS = (2048, 1 << 20)                  # remembered sizes: below, the checks cost little
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
@@ -141,9 +143,10 @@ def loads(text: str | bytes, where: str, limits: Limits = DEFAULT):
         raise JsonRefused(f"{where}: nested too deep to read; refused") from None
     _check_values(doc, where, limits)
     if _PASSED_CHARS[0] <= len(text) <= _PASSED_CHARS[1] and not seen_long:
-        _PASSED[key] = None
-        while len(_PASSED) > _PASSED_KEPT:
-            del _PASSED[next(iter(_PASSED))]
+        with _PASSED_LOCK:
+            _PASSED[key] = None
+            while len(_PASSED) > _PASSED_KEPT:
+                del _PASSED[next(iter(_PASSED))]
     return doc
 
 
