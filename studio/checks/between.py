@@ -142,7 +142,7 @@ def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
     coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2],
                      h[:, 0], h[:, 1], h[:, 2], np.einsum("ni,ni->n", d, d)])                # (10,n)
     mono = _monomials(points)
-    if len(points) <= 4 * GROUP_POINTS or len(D) < 16:
+    if len(points) <= 4 * GROUP_POINTS or len(D) < 128:
         return np.sqrt(np.maximum((mono @ coef).max(axis=0), 0.0))
     members, reps, radii = _groups(points)
     at_reps = mono[reps] @ coef                                                      # (J,n) squared

@@ -384,8 +384,10 @@ class PairMotion:
         """Speed and acceleration bounds of this body's hull points in the other's frame (relative poses
         r0, r1 at the two frames)."""
         R = self.motion.rates
-        chord = farthest(pts, r1[:, :3, :3] - r0[:, :3, :3], r1[:, :3, 3] - r0[:, :3, 3])
-        reach = np.maximum(farthest(pts, r0[:, :3, :3], r0[:, :3, 3]), farthest(pts, r1[:, :3, :3], r1[:, :3, 3]))
+        n = len(ks)
+        got = farthest(pts, np.concatenate([r1[:, :3, :3] - r0[:, :3, :3], r0[:, :3, :3], r1[:, :3, :3]]),
+                       np.concatenate([r1[:, :3, 3] - r0[:, :3, 3], r0[:, :3, 3], r1[:, :3, 3]]))    # in one product
+        chord, reach = got[:n], np.maximum(got[n:2 * n], got[2 * n:])
         lam = reach + 0.5 * (R.speed(this, ks) + R.speed(other, ks))
         Wo = R.W[other, ks]
         K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
