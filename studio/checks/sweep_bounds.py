@@ -212,8 +212,8 @@ def hull_gap(sa: Shape, sb: Shape, rel: np.ndarray, high: bool = False):
     axes = np.where(size > 1e-12, axes / np.maximum(size, 1e-300), np.array([0.0, 0.0, 1.0]))
     axes = np.concatenate([axes, -axes], axis=1)                                  # (Q,4,3) in B's frame
     local = np.einsum("qji,qkj->qki", rel[:, :3, :3], axes)                       # the axes in A's frame
-    low_a = np.einsum("vi,qki->qkv", pa, local).min(axis=2) + np.einsum("qki,qi->qk", axes, rel[:, :3, 3])
-    high_b = np.einsum("vi,qki->qkv", pb, axes).max(axis=2)
+    low_a = (local @ pa.T).min(axis=2) + np.einsum("qki,qi->qk", axes, rel[:, :3, 3])
+    high_b = (axes @ pb.T).max(axis=2)
     low = (low_a - high_b).max(axis=1)
     if not high:
         return low
