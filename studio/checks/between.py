@@ -101,40 +101,19 @@ def _monomials(points: np.ndarray) -> np.ndarray:
     return mono
 
 
-_GROUPS: dict[int, tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]] = {}
-GROUP_POINTS = 32           # points per group when `farthest` passes over groups that cannot hold the largest
+def lengths(v: np.ndarray) -> np.ndarray:
+    """The lengths of vectors along the last axis (3): np.linalg.norm's figures, without its overhead."""
+    sq = v * v
+    return np.sqrt(sq[..., 0] + sq[..., 1] + sq[..., 2])
 
 
-def _groups(points: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    """The points split into groups of at most GROUP_POINTS neighbours (halving the longest side of
-    their box): each group's members, one member near its middle, and how far the others are from it."""
-    got = _GROUPS.get(id(points))
-    if got is not None and got[0] is points:
-        return got[1], got[2], got[3]
-    todo, members = [np.arange(len(points))], []
-    while todo:
-        idx = todo.pop()
-        if len(idx) <= GROUP_POINTS:
-            members.append(idx)
-            continue
-        p = points[idx]
-        axis = int(np.argmax(p.max(axis=0) - p.min(axis=0)))
-        order = idx[np.argsort(p[:, axis], kind="stable")]
-        todo += [order[:len(order) // 2], order[len(order) // 2:]]
-    reps = np.array([m[np.argmin(np.linalg.norm(points[m] - points[m].mean(axis=0), axis=1))] for m in members])
-    radii = np.array([np.linalg.norm(points[m] - points[r], axis=1).max() for m, r in zip(members, reps)])
-    if len(_GROUPS) > 256:
-        _GROUPS.clear()
-    _GROUPS[id(points)] = (points, members, reps, radii)
-    return members, reps, radii
+FARTHEST_CHUNK = 1 << 16     # points x matrices per product: small products stay in one thread and in cache
 
 
 def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
     """(n,) the largest |D a + d| over points a (V,3), for matrices D (n,3,3) and vectors d (n,3):
-    |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product.
-    Many points over many matrices: a group of points whose member nearest its middle, plus the
-    group's radius times |D| (Frobenius, at least the largest stretch), stays below another group's
-    member is passed over (it cannot hold the largest)."""
+    |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product over
+    every point (in pieces of a few matrices each)."""
     if len(D) == 0:
         return np.zeros(0)
     G = np.einsum("nki,nkj->nij", D, D)
@@ -142,16 +121,8 @@ def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
     coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2],
                      h[:, 0], h[:, 1], h[:, 2], np.einsum("ni,ni->n", d, d)])                # (10,n)
     mono = _monomials(points)
-    if len(points) <= 4 * GROUP_POINTS or len(D) < 128:
-        return np.sqrt(np.maximum((mono @ coef).max(axis=0), 0.0))
-    members, reps, radii = _groups(points)
-    at_reps = mono[reps] @ coef                                                      # (J,n) squared
-    best = at_reps.max(axis=0)
-    top = np.sqrt(np.maximum(at_reps, 0.0)) + radii[:, None] * np.sqrt(np.einsum("nij,nij->n", D, D))[None]
-    open_ = top * (1.0 + 1e-9) + 1e-12 >= np.sqrt(np.maximum(best, 0.0))[None]      # (J,n) may hold it
-    for j in np.nonzero(open_.any(axis=1))[0]:
-        cols = np.nonzero(open_[j])[0]
-        best[cols] = np.maximum(best[cols], (mono[members[j]] @ coef[:, cols]).max(axis=0))
+    step = max(1, FARTHEST_CHUNK // max(len(points), 1))
+    best = np.concatenate([(mono @ coef[:, s:s + step]).max(axis=0) for s in range(0, len(D), step)])
     return np.sqrt(np.maximum(best, 0.0))
 
 
@@ -216,9 +187,11 @@ class Rates:
     def _tighten(self, b: np.ndarray, k: np.ndarray) -> None:
         if len(b) == 0:
             return
-        key = np.unique(np.stack([b, k], axis=1), axis=0)
-        for body in np.unique(key[:, 0]):
-            at = key[key[:, 0] == body, 1]
+        m = self._S.shape[1]
+        code = np.unique(np.asarray(b, np.int64) * m + np.asarray(k, np.int64))       # (body, frame pair), sorted
+        kb, kk = code // m, code % m
+        for body in np.unique(kb):
+            at = kk[kb == body]
             self._S[body, at] = np.minimum(self._S[body, at], self._chord(int(body), at) + 0.5 * self.M[body, at])
             self._open[body, at] = False
 

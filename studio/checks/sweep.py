@@ -42,7 +42,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from studio.checks.between import Motion, hull_points, motion_of
+from studio.checks.between import Motion, hull_points, lengths, motion_of
 from studio.checks.contacts import similar_inverse
 from studio.checks.footage import Footage
 from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
@@ -239,7 +239,7 @@ def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray) -> np.ndar
     the boxes' distance, or what the per-frame measure proves (above tau, or not below -tau)."""
     lo, hi = film.boxes
     a, b = film.pairs[counted, 0], film.pairs[counted, 1]
-    box = np.linalg.norm(np.maximum(0.0, np.maximum(lo[a] - hi[b], lo[b] - hi[a])), axis=-1).T   # (F,P)
+    box = lengths(np.maximum(0.0, np.maximum(lo[a] - hi[b], lo[b] - hi[a]))).T   # (F,P)
     box = np.where(box > 0, box, -np.inf)            # boxes apart bound the gap; overlapping ones, nothing
     low = box.copy()
     c = film.contacts

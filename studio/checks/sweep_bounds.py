@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import fcl
 import numpy as np
 
-from studio.checks.between import Motion, farthest, hull_planes, hull_points
+from studio.checks.between import Motion, farthest, hull_planes, hull_points, lengths
 from studio.checks.contacts import similar_inverse
 from studio.checks.footage import Footage
 from studio.checks.shape import Shape
@@ -358,10 +358,10 @@ class PairMotion:
         planes = [hull_planes(sh) for sh in film.shapes]
         for this, other, r0, r1 in ((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1))):
             pts = corners[this]
-            p0 = np.einsum("nij,nvj->nvi", r0[:, :3, :3], pts) + r0[:, None, :3, 3]    # (n,8,3) in other's frame
-            p1 = np.einsum("nij,nvj->nvi", r1[:, :3, :3], pts) + r1[:, None, :3, 3]
-            chord = np.linalg.norm(p1 - p0, axis=2).max(axis=1)
-            reach = np.maximum(np.linalg.norm(p0, axis=2).max(axis=1), np.linalg.norm(p1, axis=2).max(axis=1))
+            p0 = pts @ r0[:, :3, :3].transpose(0, 2, 1) + r0[:, None, :3, 3]    # (n,8,3) in other's frame
+            p1 = pts @ r1[:, :3, :3].transpose(0, 2, 1) + r1[:, None, :3, 3]
+            chord = lengths(p1 - p0).max(axis=1)
+            reach = np.maximum(lengths(p0).max(axis=1), lengths(p1).max(axis=1))
             lam = reach + 0.5 * (R.speed(this, ks) + R.speed(other, ks))
             Wo = R.W[other, ks]
             K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
