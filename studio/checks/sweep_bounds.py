@@ -330,15 +330,24 @@ class PairMotion:
         out = np.full(len(ks), -np.inf)
         if film.scale is not None or len(ks) == 0:
             return out
+        least = float(np.min(taus))
+        round_ = []                 # the sides whose body is round within tau
+        for side, body in enumerate((a, b)):
+            _, r_in, r_out = ball(film.shapes[body])
+            if r_out - r_in < least:
+                round_.append(side)
+        if not round_:              # neither is: no floor
+            return out
         if t0 is None:
             w = film.world
             t0 = similar_inverse(w[b, ks]) @ w[a, ks]
             t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
-        for this, other, r0, r1 in ((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1))):
+        for side in round_:
+            this, other = (a, b) if side == 0 else (b, a)
+            r0, r1 = (t0, t1) if side == 0 else (similar_inverse(t0), similar_inverse(t1))
             c, r_in, r_out = ball(film.shapes[this])
-            if r_out - r_in < float(np.min(taus)):
-                out = np.maximum(out, self._ball_floor(this, other, ks, r0, r1, c, r_out,
-                                                       None if apart is None or r_in <= 0 else apart))
+            out = np.maximum(out, self._ball_floor(this, other, ks, r0, r1, c, r_out,
+                                                   None if apart is None or r_in <= 0 else apart))
         return out
     def coarse(self, a: np.ndarray, b: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, ...]:
         """Looser bounds than `bound`, cheap, for many pairs at once (bodies a, b, frame pairs ks, arrays
