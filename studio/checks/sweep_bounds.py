@@ -180,6 +180,17 @@ def fills_hull(shape: Shape, share: float = 0.99) -> bool:
     return got
 
 
+_MIDDLES: dict[str, np.ndarray] = {}
+
+
+def hull_middle(shape: Shape) -> np.ndarray:
+    """(3,) the mean of the shape's hull points (kept per shape)."""
+    got = _MIDDLES.get(shape.hash)
+    if got is None:
+        got = _MIDDLES[shape.hash] = hull_points(shape).mean(axis=0)
+    return got
+
+
 def hull_gap(sa: Shape, sb: Shape, rel: np.ndarray, high: bool = False):
     """(Q,) a proven lower bound of the pair's gap at relative poses rel (A-local -> B-local, rigid),
     tight for bodies that fill their hulls: their separation along one axis n, min over A's hull
@@ -199,7 +210,7 @@ def hull_gap(sa: Shape, sb: Shape, rel: np.ndarray, high: bool = False):
     pa, pb = hull_points(sa), hull_points(sb)
     oa, ob = fcl.CollisionObject(ca, fcl.Transform()), fcl.CollisionObject(cb, fcl.Transform())
     axes = np.zeros((Q, 2, 3))
-    middle = rel[:, :3, :3] @ pa.mean(axis=0) + rel[:, :3, 3] - pb.mean(axis=0)
+    middle = rel[:, :3, :3] @ hull_middle(sa) + rel[:, :3, 3] - hull_middle(sb)
     axes[:, 1] = middle
     near = np.zeros((Q, 2, 3))
     for q in range(Q):
@@ -302,12 +313,13 @@ class PairMotion:
         t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
         best = np.full(n, -np.inf)
         for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
-            pts = hull_points(film.shapes[int(np.ravel(this)[0])])
+            shape = film.shapes[int(np.ravel(this)[0])]
+            pts = hull_points(shape)
             L_rel, acc = self._relative(this, other, ks, pts, r0, r1)
             out.L = np.minimum(out.L, L_rel)
             planes = hull_planes(film.shapes[int(np.ravel(other)[0])])
             if planes is not None:
-                nrm, off = _facing(planes, r0[:, :3, :3] @ pts.mean(axis=0) + r0[:, :3, 3])
+                nrm, off = _facing(planes, r0[:, :3, :3] @ hull_middle(shape) + r0[:, :3, 3])
                 h0, h1 = heights(pts, r0, nrm, off), heights(pts, r1, nrm, off)
                 value = np.minimum(h0, h1).max(axis=1) - acc / 8.0
                 take = value > best
