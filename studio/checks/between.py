@@ -220,13 +220,14 @@ class Motion:
         names = self.film.names
         only = None if bodies is None else {names[int(i)] for i in np.unique(np.asarray(bodies, np.int64))}
         roots = {}
-        for name, v in self.roots.items():
-            if only is not None and name not in self._roots_of(only):
-                continue
-            a, b = v[k], v[k1]
-            pos = a[:, :3] + (b[:, :3] - a[:, :3]) * t[:, None]
-            rot = slerp(a[:, 3:7], b[:, 3:7], t)
-            roots[name] = np.concatenate([pos, rot], axis=1)
+        todo = [name for name in self.roots if only is None or name in self._roots_of(only)]
+        if todo:                                   # every root's pose at once
+            a = np.stack([self.roots[name][k] for name in todo])                    # (R,Q,7)
+            b = np.stack([self.roots[name][k1] for name in todo])
+            pos = a[..., :3] + (b[..., :3] - a[..., :3]) * t[None, :, None]
+            rot = slerp(a[..., 3:7], b[..., 3:7], np.broadcast_to(t, (len(todo), q)))
+            both = np.concatenate([pos, rot], axis=2)
+            roots = {name: both[i] for i, name in enumerate(todo)}
         joints = {}
         for name, v in self.joints.items():
             a, b = v[k], v[k1]
