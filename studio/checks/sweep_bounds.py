@@ -222,7 +222,7 @@ def hull_gap(sa: Shape, sb: Shape, rel: np.ndarray, high: bool = False):
     size = np.linalg.norm(axes, axis=2, keepdims=True)
     axes = np.where(size > 1e-12, axes / np.maximum(size, 1e-300), np.array([0.0, 0.0, 1.0]))
     axes = np.concatenate([axes, -axes], axis=1)                                  # (Q,4,3) in B's frame
-    local = np.einsum("qji,qkj->qki", rel[:, :3, :3], axes)                       # the axes in A's frame
+    local = axes @ rel[:, :3, :3]                                                 # the axes in A's frame
     low_a = (local @ pa.T).min(axis=2) + np.einsum("qki,qi->qk", axes, rel[:, :3, 3])
     high_b = (axes @ pb.T).max(axis=2)
     low = (low_a - high_b).max(axis=1)
@@ -395,8 +395,8 @@ class PairMotion:
                     continue
                 at = np.nonzero(other == body)[0]
                 nrm, off = _facing(planes[body], p0[at].mean(axis=1))                 # (m,k,3), (m,k)
-                e0 = np.einsum("mkj,mvj->mkv", nrm, p0[at]).min(axis=2) - off          # lowest corner above
-                e1 = np.einsum("mkj,mvj->mkv", nrm, p1[at]).min(axis=2) - off          # each plane, per frame
+                e0 = (nrm @ p0[at].transpose(0, 2, 1)).min(axis=2) - off          # lowest corner above
+                e1 = (nrm @ p1[at].transpose(0, 2, 1)).min(axis=2) - off          # each plane, per frame
                 floor[at] = np.maximum(floor[at], np.minimum(e0, e1).max(axis=1) - acc[at] / 8.0)
                 h0[at], h1[at] = np.maximum(h0[at], e0.max(axis=1)), np.maximum(h1[at], e1.max(axis=1))
         return L, floor, h0, h1
@@ -478,7 +478,7 @@ def _facing(planes, middle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def heights(pts: np.ndarray, rel: np.ndarray, normals: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """(n,k) the lowest of local points pts (V,3), placed by rel (n,4,4), above each plane (n,k):
     n.(R a + t) - o = (R^T n).a + n.t - o, one product for all."""
-    local = np.einsum("nji,nkj->nki", rel[:, :3, :3], normals)                 # (n,k,3) normals in pts' frame
+    local = normals @ rel[:, :3, :3]                                          # (n,k,3) normals in pts' frame
     lift = np.einsum("nkj,nj->nk", normals, rel[:, :3, 3]) - offsets          # (n,k)
     n, k = lift.shape
     flat = local.reshape(n * k, 3)
