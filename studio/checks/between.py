@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from studio.scene.kinematics import forward
-from studio.scene.transforms import quat_normalize, slerp
+from studio.scene.transforms import from_7, quat_normalize, slerp
 
 from studio.checks.footage import Footage
 
@@ -208,6 +208,7 @@ class Motion:
         self.n = film.n_frames
         self._rates: Rates | None = None
         self._chains: dict[frozenset, set[str]] = {}
+        self._hung = {j.child for j in film.scene.joints}        # bodies on a joint (forward kinematics)
 
     # ---- poses between frames -------------------------------------------------
     def world(self, k: np.ndarray, t: np.ndarray, bodies=None) -> np.ndarray:
@@ -228,6 +229,15 @@ class Motion:
             rot = slerp(a[..., 3:7], b[..., 3:7], np.broadcast_to(t, (len(todo), q)))
             both = np.concatenate([pos, rot], axis=2)
             roots = {name: both[i] for i, name in enumerate(todo)}
+        if only is not None and not (only & self._hung) and self.film.scale is None:
+            # free bodies only: their roots' matrices, all at once
+            out = np.full((len(names), q, 4, 4), np.nan)
+            mats = from_7(both) if todo else None
+            at = {name: i for i, name in enumerate(todo)}
+            for i, b in enumerate(names):
+                if b in only:
+                    out[i] = mats[at[b]] if b in at else np.eye(4)
+            return out
         joints = {}
         for name, v in self.joints.items():
             a, b = v[k], v[k1]
