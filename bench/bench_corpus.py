@@ -32,16 +32,24 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 
+# Each process is started from a small python of its own, which forks, waits and writes the process's
+# rusage: a process forked from this bench would count this bench's own memory (the films it made) as
+# its peak, since Linux carries the parent's resident size into the child's maximum.
+MEASURE = ("import os, sys, json, time\nt = time.perf_counter()\npid = os.fork()\nif pid == 0:\n    os.execvp(sys.argv[2], sys.argv[2:])\n"
+           "_, status, ru = os.wait4(pid, 0)\nopen(sys.argv[1], 'w').write(json.dumps({'code': "
+           "os.waitstatus_to_exitcode(status), 'maxrss': ru.ru_maxrss, 'cpu': ru.ru_utime + ru.ru_stime, "
+           "'wall': time.perf_counter() - t}))")
+
+
 def run(cmd, env=None):
     """(wall seconds, peak resident MB, exit code, stderr, cpu seconds) of one process."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
-    err = p.stderr.read()
-    p.stderr.close()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, p.returncode, err, usage.ru_utime + usage.ru_stime
+    with tempfile.TemporaryDirectory() as tmp:
+        got = Path(tmp) / "rusage.json"
+        p = subprocess.run([sys.executable, "-S", "-c", MEASURE, str(got), *cmd], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, env=env, text=True)
+        r = json.loads(got.read_text()) if got.exists() else {"code": p.returncode, "maxrss": 0, "cpu": 0.0,
+                                                                "wall": float("nan")}
+    return r["wall"], r["maxrss"] / 1024, r["code"], p.stderr, r["cpu"]
 
 
 LAUNCH = ("import sys, runpy; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "

@@ -447,7 +447,15 @@ def convex_solid(mesh: Surface) -> bool:
     if np.any(rise[~flat[face] & ~flat[mate]] > 1e-6 * size):
         return False                                     # a reflex edge (beyond float32 rounding of flat faces)
     volume = float(np.einsum("fi,fi->f", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum()) / 6.0
-    hull = hull_volume(v)                                # 0 when flat: no solid
+    hull = hull_volume(v)
+    if hull <= 0 or 1e-7 < abs(volume - hull) / hull < 1e-5:
+        # flat, or near the rule's millionth: Qhull's volume decides, as it always has (manifold3d's
+        # quickhull drops points nearly on a facet, a few millionths of a float32 plate's volume)
+        from scipy.spatial import ConvexHull, QhullError
+        try:
+            hull = ConvexHull(v).volume
+        except (QhullError, ValueError):
+            return False                                 # flat: no solid
     return hull > 0 and abs(volume - hull) <= 1e-6 * hull
 
 
