@@ -13,11 +13,20 @@ segment must be baked and the film verified again):
   also the 99th percentile of the gaps;
 - the first open of the doorway: the longest stall from File › Open until
   every body is drawn.
+
+Each figure is taken for every window size asked (default a laptop's 1280x800
+and a desktop's 1920x1080; the window laid out as `studio open` lays it out, in
+a settings folder of its own so no saved layout changes it); the 3D view's size
+in pixels is printed, since a software renderer's cost grows with it. `--busy N`
+runs N CPU-bound processes beside both the command line and the window, to show
+how the figures move on a machine that is doing other work.
 Needs a display; without one it re-runs itself under xvfb-run.
-Run: .venv/bin/python bench/bench_bake_verify.py
+Run: .venv/bin/python bench/bench_bake_verify.py [--size 1280x800] [--busy 2]
 """
 from __future__ import annotations
 
+import argparse
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -80,19 +89,53 @@ def wait(app, until, limit: float) -> float:
 def verified_on_screen(w) -> bool:
     """The Checks dock has finished and shows the film's verdicts for the film as it is now."""
     checks = w.panels["Checks"]
+    if not (checks.worker is None and w.session.verdict.film == "current" and w.session.film is not None
+            and "stale" not in w.progress.text()):
+        return False                # asked first: the rows read the project, on the window's thread
     rows = [r for r in checks.rows() if r[0] == "film"]
-    return (checks.worker is None and w.session.verdict.film == "current" and w.session.film is not None
-            and rows and all(r[3] not in ("stale", "missing") for r in rows)
-            and "stale" not in w.progress.text())
+    return bool(rows) and all(r[3] not in ("stale", "missing") for r in rows)
+
+
+def spin() -> None:
+    """A CPU-bound process: other work on the machine."""
+    while True:
+        pass
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    w, _, h = text.lower().partition("x")
+    return int(w), int(h)
 
 
 def main() -> None:
-    from PySide6.QtWidgets import QApplication
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", action="append", type=parse_size, help="window size WxH (repeat for more)")
+    ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes to run beside it")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-bake-verify-"))
+    busy = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.busy)]
+    for b in busy:
+        b.start()
+    try:
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        for size in args.size or [(1280, 800), (1920, 1080)]:
+            run(app, tmp / f"{size[0]}x{size[1]}", size, args.busy)
+    finally:
+        for b in busy:
+            b.terminate()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(app, tmp: Path, size: tuple[int, int], n_busy: int) -> None:
+    from PySide6.QtCore import QRect
 
     from studio.ui.main_window import MainWindow
+    from studio.ui.qt_layout import fit_to_screen
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench-bake-verify-"))
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work slows every figure)")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")        # no saved layout, and none kept for the next run
+    print(f"\nwindow {size[0]}x{size[1]}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+          f"{f', {n_busy} busy processes beside it' if n_busy else ''} (other work slows every figure)")
 
     # the baseline: the command line, on its own copy
     cli, win = unbaked_copy(tmp / "cli"), unbaked_copy(tmp / "window")
@@ -102,10 +145,9 @@ def main() -> None:
     subprocess.run([*STUDIO, "verify", str(cli)], check=True, stdout=subprocess.DEVNULL)
     t_cli = time.perf_counter() - t0
 
-    app = QApplication([])
     beat = Heartbeat()
     w = MainWindow()
-    w.resize(1280, 800)
+    fit_to_screen(w, QRect(0, 0, *size), wanted=size)
     w.show()
     wait(app, lambda: len(beat.gaps) > 20, 30)                          # the window up and beating
     t_open0 = time.perf_counter()
@@ -113,6 +155,7 @@ def main() -> None:
     t_open1 = wait(app, lambda: w.session.sigs[0] is not None
                    and len(w.viewport.actors) == len(w.session.scene.bodies) > 0, 120)
     wait(app, lambda: time.perf_counter() - t_open1 > 1.0, 5)           # settle: the first renders
+    view = w.viewport.plotter.render_window.GetSize()
     open_gaps = beat.between(t_open0, time.perf_counter())
 
     jobs = w.panels["Jobs"]
@@ -132,11 +175,16 @@ def main() -> None:
           f"(goal under 500 ms; 99th percentile {p99 * 1000:.0f} ms over {n} beats of {BEAT_MS} ms)")
     print(f"  first open of the doorway: longest stall {max(open_gaps) * 1000:.0f} ms, every body drawn after "
           f"{t_open1 - t_open0:.2f} s")
+    print(f"  the 3D view: {view[0]}x{view[1]} pixels")
+    beat.timer.stop()
+    reader = w.qsession
     w.close()
-    shutil.rmtree(tmp, ignore_errors=True)
+    wait(app, lambda: not reader.reading, 60)       # a read under way ends before its folder goes
+    w.deleteLater()
+    app.processEvents()
 
 
 if __name__ == "__main__":
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
-        sys.exit(subprocess.call(["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", sys.executable, *sys.argv]))
+        sys.exit(subprocess.call(["xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", sys.executable, *sys.argv]))
     main()

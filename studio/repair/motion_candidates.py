@@ -1,6 +1,6 @@
 """Candidate repairs for a run of failing frames, smallest edit first.
 
-Four kinds, tried in this order for each run:
+Five kinds, tried in this order for each run:
 - tool parameters, read from the segment tool's JSON schema, so a tool gets
   the edits its schema allows: an earlier `begin` for an unmet grasp or reach,
   a later one for a release that leaves a body floating, a via-point in
@@ -19,7 +19,11 @@ Four kinds, tried in this order for each run:
   reaches every effector they want brought to its target at the frame their
   windows share (`event_keys`); each must pass the one-frame checks itself;
 - two key states round an obstacle: one of those edits applied before and
-  after the run, so the body is held aside over it (`spread_candidates`).
+  after the run, so the body is held aside over it (`spread_candidates`);
+- a path round a static obstacle planned at once: the character stepped
+  aside, or a free body turned (and carried clear of what moves with it),
+  over every frame it is near the obstacle, eased off its way and back onto
+  it between key states at the film's own poses (`path_candidates`).
 A candidate whose changes a person already rejected for that segment is
 not offered again; the same kind comes last.
 """
@@ -27,9 +31,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Callable
 
 import numpy as np
 
+from studio.checks.continuity import FLOOR_M, FLOOR_RAD
 from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
 from studio.scene.transforms import quat_from_axis_angle, quat_mul, quat_to_matrix
@@ -126,23 +132,30 @@ def turn_candidates(trial: FilmTrial, pose: Pose, ev: dict) -> list[tuple[str, l
     body = movers[0]
     if body not in scene.roots or scene.joint_of_child(body) is not None:
         return []
-    world = pose_world(scene, pose)
-    verts = _world_vertices(trial.project, scene, world, body)
-    centre = verts.mean(axis=0)
-    root = np.asarray(pose.roots[body], float)
+    verts = _world_vertices(trial.project, scene, pose_world(scene, pose), body)
     out = []
     for k, axis in enumerate(np.eye(3)):
         for angle in TURNS:
-            q = quat_from_axis_angle(axis, np.array(angle))
-            turn = quat_to_matrix(q)
-            moved = (verts - centre) @ turn.T + centre
-            lift = max(0.0, verts[:, 2].min() - moved[:, 2].min())
-            to = [*((turn @ (root[:3] - centre)) + centre + [0.0, 0.0, lift]).tolist(),
-                  *quat_mul(q, root[3:]).tolist()]
             out.append((f"turn {body} {np.degrees(angle):+.0f}° about {'xyz'[k]} to fit past "
-                        f"{ev['b'] if body == ev['a'] else ev['a']}",
-                        [{"kind": "root", "name": body, "from": root.tolist(), "to": [round(v, 9) for v in to]}]))
+                        f"{ev['b'] if body == ev['a'] else ev['a']}", [_turned(trial, pose, body, axis, angle, verts)[0]]))
     return out
+
+
+def _turned(trial: FilmTrial, pose: Pose, body: str, axis: np.ndarray, angle: float,
+            verts: np.ndarray | None = None) -> tuple[dict, np.ndarray]:
+    """A free body's root turned by `angle` about the world `axis` through its centre, its lowest
+    point kept where it was: the root change and the body's vertices after it."""
+    if verts is None:
+        verts = _world_vertices(trial.project, trial.scene, pose_world(trial.scene, pose), body)
+    centre = verts.mean(axis=0)
+    root = np.asarray(pose.roots[body], float)
+    q = quat_from_axis_angle(axis, np.array(angle))
+    turn = quat_to_matrix(q)
+    moved = (verts - centre) @ turn.T + centre
+    lift = max(0.0, verts[:, 2].min() - moved[:, 2].min())
+    to = [*((turn @ (root[:3] - centre)) + centre + [0.0, 0.0, lift]).tolist(), *quat_mul(q, root[3:]).tolist()]
+    return ({"kind": "root", "name": body, "from": root.tolist(), "to": [round(v, 9) for v in to]},
+            moved + [0.0, 0.0, lift])
 
 
 def key_poses(trial: FilmTrial, run: FailingRun, pose: Pose) -> list[tuple[str, list[dict]]]:
@@ -281,6 +294,190 @@ def spread_candidates(trial: FilmTrial, run: FailingRun, edits: list) -> list[Ca
             if len(keys) == 2:
                 out.append(("key", f"insert key states {keys[0]['state']} at {f1} and {keys[1]['state']} at "
                                    f"{f2}: {summary}, held from {f1} to {f2}", ends + keys))
+    return out
+
+
+PATH_LEAD = 3                       # frames a path round an obstacle holds its detour beyond the frames near it
+PATH_RAMPS = (12, 24)               # frames it takes to ease off the film's way onto the detour, and back
+PATH_CLEAR = (0.05, 0.1)            # metres beyond clearing the obstacle, for a sideways detour
+PATH_NEAR = 0.05                    # metres round the obstacle's extent within which a body is near it
+PATH_TURNS = ((2, np.pi / 2), (2, -np.pi / 2), (0, np.pi / 2), (0, -np.pi / 2))   # (world axis, radians)
+PATH_SEEK = 48                      # frames beyond a ramp searched for a film pose that passes, to key it
+PATH_SHARES = (1.0, 0.8, 0.6)       # shares of the clearance from the bodies a turned one meets, carried clear
+DETOUR_MAX = 1.0                    # metres: a longer sideways detour is not a way round
+
+
+def path_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
+    """One path round a static obstacle for the whole run, planned at once: the body's character (its
+    root and everything hanging from it) stepped sideways clear of the obstacle, or a free body turned
+    to fit past it, held over every frame of the segment where it comes near the obstacle, not only
+    the failing ones, and eased off the film's way and back onto it over a few frames either side:
+    key states before and after the detour keep the film's own poses there, so the rest of the segment
+    stays as it was. Every key is worked out from the film's pose at its own frame (the same step or
+    turn), and each must pass its own checks. A detour so planned leaves no half-cleared run pinned
+    between key states on opposite sides of the obstacle, as clearing it a key at a time can."""
+    if run.check != "NoPenetration":
+        return []
+    scene = trial.scene
+    ev = run.evidence
+    picked = _mover(scene, ev["a"], ev["b"], trial.fixed)
+    row = next((s for s in trial.segments if s["segment"] == run.segment), None)
+    if picked is None or row is None:
+        return []
+    body = picked[0]
+    other = ev["b"] if body == ev["a"] else ev["a"]
+    if not (scene.body(other).is_static or other in trial.fixed):
+        return []
+    root = scene.group_root(body)
+    group = [n for n in scene.body_names if not scene.body(n).is_static and scene.group_root(n) == root]
+    fa, fb = int(row["start"]), int(row["end"])
+    if fb - fa < 6:
+        return []
+    theirs = _world_vertices(trial.project, scene, pose_world(scene, trial.pose_at(run.worst)), other)
+    lo, hi = theirs.min(axis=0) - PATH_NEAR, theirs.max(axis=0) + PATH_NEAR
+    seen: dict[int, tuple[Pose, list[np.ndarray]]] = {}
+
+    def film(f: int) -> tuple[Pose, np.ndarray]:
+        return _film(f)[0], np.concatenate(_film(f)[1])
+
+    def _film(f: int) -> tuple[Pose, list[np.ndarray]]:
+        if f not in seen:
+            pose = trial.pose_at(f).completed(scene)
+            world = pose_world(scene, pose)
+            seen[f] = pose, [_world_vertices(trial.project, scene, world, n) for n in group]
+        return seen[f]
+
+    def near(parts: list[np.ndarray]) -> bool:             # a body's own extent meets the obstacle's, widened
+        return any(bool(np.all(v.max(axis=0) >= lo) and np.all(v.min(axis=0) <= hi)) for v in parts)
+
+    def held(test, ease: int) -> tuple[int, int]:
+        """The frames of the segment round the run where `test` finds the body near the obstacle, and a
+        lead; at least `ease` frames inside the segment's ends (room to ease onto the detour)."""
+        f1, f2 = run.start, run.end
+        while f1 - 1 > fa and test(f1 - 1):
+            f1 -= 1
+        while f2 + 1 < fb and test(f2 + 1):
+            f2 += 1
+        return max(fa + ease, f1 - PATH_LEAD), min(fb - ease, f2 + PATH_LEAD)
+
+    def ease(size: float, floor: float) -> int:
+        """The fewest frames an eased move of `size` takes without a Continuity spike (6·size/h² under the floor)."""
+        return max(2, int(np.ceil(np.sqrt(6 * size / floor))))
+    edits: list[tuple[str, Callable, tuple[int, int], int]] = []     # (what, the edit of a pose, held, ease)
+    span = held(lambda f: near(_film(f)[1]), 2)
+    way = np.asarray(film(fb)[0].roots[root][:2], float) - np.asarray(film(fa)[0].roots[root][:2], float)
+    way = way / np.linalg.norm(way) if np.linalg.norm(way) > 1e-6 else way
+    for axis in (np.eye(3)[:2].tolist() + (-np.eye(3)[:2]).tolist()):
+        ax = np.asarray(axis)
+        if abs(float(ax[:2] @ way)) >= 0.5:            # along the way: a wait or a rush, not a way round
+            continue
+        need = max(float((theirs @ ax).max() - (film(f)[1] @ ax).min()) for f in range(span[0], span[1] + 1))
+        for extra in PATH_CLEAR:
+            d = need + extra
+            if 0 < d < DETOUR_MAX:
+                step = ax * d
+                h = ease(d, FLOOR_M)
+                edits.append((f"step {root} {d * 1000:.0f} mm along {'+-'[int(ax.sum() < 0)]}"
+                              f"{'xyz'[int(np.argmax(np.abs(ax)))]} round {other}",
+                              lambda pose, step=step: _root_change(pose, root, step),
+                              (max(span[0], fa + h), min(span[1], fb - h)), h))
+    if group == [body] and body in scene.roots and scene.joint_of_child(body) is None:
+        ahead = np.array([*way, 0.0])              # the way the body travels over the segment
+        movers = [n for n in scene.body_names if not scene.body(n).is_static and n not in trial.fixed
+                  and scene.group_root(n) != root]
+        near_them: dict[int, list[np.ndarray]] = {}
+
+        def them(f: int) -> list[np.ndarray]:
+            if f not in near_them:
+                world = pose_world(scene, _film(f)[0])
+                near_them[f] = [_world_vertices(trial.project, scene, world, n) for n in movers]
+            return near_them[f]
+
+        def meets(v: np.ndarray, w: np.ndarray) -> bool:
+            return bool(np.all(v.max(axis=0) >= w.min(axis=0) - PATH_NEAR) and
+                        np.all(v.min(axis=0) <= w.max(axis=0) + PATH_NEAR))
+        for k, angle in PATH_TURNS:
+            axis = np.eye(3)[k]
+
+            def turned(f: int, axis=axis, angle=angle, shift=np.zeros(3)) -> np.ndarray:
+                pose, v = film(f)
+                return _turned(trial, pose, body, axis, angle, v)[1] + shift
+
+            def edit(pose, axis=axis, angle=angle, shift=np.zeros(3)) -> dict:
+                c = _turned(trial, pose, body, axis, angle)[0]
+                return dict(c, to=[*(np.asarray(c["to"][:3]) + shift).round(9).tolist(), *c["to"][3:]])
+            what = f"turn {body} {np.degrees(angle):+.0f}° about {'xyz'[k]}"
+            h = ease(abs(angle), FLOOR_RAD)
+            turn_span = held(lambda f, turned=turned: near(_film(f)[1]) or near([turned(f)]), h)
+            edits.append((f"{what} to pass {other}", edit, turn_span, h))
+            at = {f: turned(f) for f in range(turn_span[0], turn_span[1] + 1)}
+            # turned, it may reach into what moves with it (hands holding a board's edge): then carried
+            # clear of that too, ahead of it or above it
+            for way_to, word in ((ahead, "ahead"), (np.array([0.0, 0.0, 1.0]), "up")):
+                if np.linalg.norm(way_to) == 0:
+                    continue
+                need = max((float((w @ way_to).max() - (v @ way_to).min()) + PATH_NEAR
+                            for f, v in at.items() for w in them(f) if meets(v, w)), default=0.0)
+                if not 0 < need < DETOUR_MAX:
+                    continue
+                for part in PATH_SHARES:        # clear of it everywhere, or only mostly (room under a lintel)
+                    shift = way_to * need * part
+                    h2 = max(h, ease(need * part, FLOOR_M))
+                    span2 = held(lambda f, turned=turned, shift=shift: near(_film(f)[1]) or near([turned(f)]) or
+                                 near([turned(f, shift=shift)]), h2)
+                    edits.append((f"{what} and carry it {need * part * 1000:.0f} mm {word} to pass {other}",
+                                  lambda pose, edit=edit, shift=shift: edit(pose, shift=shift), span2, h2))
+    a, b = parse_segment(run.segment)
+    ends = _ends(trial, run.segment)
+    passes: dict[tuple, bool] = {}
+
+    def fits(f: int, pose: Pose, what: str) -> bool:
+        if (f, what) not in passes:
+            passes[(f, what)] = not failing_required(check_pose(trial.project, trial.scene, pose, f))
+        return passes[(f, what)]
+    out: list[Candidate] = []
+    made: set[tuple] = set()
+    for summary, edit, (f1, f2), h in edits:
+        if f2 - f1 < 2:
+            continue
+        keys_at: dict[int, Pose] = {}
+        for f in (f1, f2):
+            pose = apply_changes(scene, film(f)[0], [edit(film(f)[0])])
+            if not fits(f, pose, summary):
+                break
+            keys_at[f] = pose
+        if len(keys_at) < 2:
+            continue
+        for ramp in sorted({max(r, h) for r in PATH_RAMPS}):
+            frames = [(f, keys_at[f], "") for f in (f1, f2)]
+            before = next((f for f in range(f1 - ramp, max(fa + 1, f1 - ramp - PATH_SEEK), -1)
+                           if fits(f, film(f)[0], "")), None)          # the film's pose there must pass
+            after = next((f for f in range(f2 + ramp, min(fb - 1, f2 + ramp + PATH_SEEK))
+                          if fits(f, film(f)[0], "")), None)
+            if before is not None:
+                frames.insert(0, (before, film(before)[0], "before"))
+            if after is not None:
+                frames.append((after, film(after)[0], "after"))
+            sig = (summary, tuple(f for f, _, _ in frames))
+            if sig in made:
+                continue
+            made.add(sig)
+            keys, split, taken = [], run.segment, set(trial.states)
+            for f, pose, where in frames:
+                sid = _state_id(trial, f)
+                while sid in taken:
+                    sid += "_b"
+                taken.add(sid)
+                keys.append({"kind": "insert_state", "state": sid, "frame": f, "split": split,
+                             "pose": pose.to_dict(), "shot": _shot(trial, a, f),
+                             "description": (f"repair key: the film's way {where} a detour ({summary}, "
+                                             f"held from {f1} to {f2})" if where else
+                                             f"repair key: {summary}, held from {f1} to {f2}")})
+                split = f"{sid}..{b}"
+            eased = (f", eased off the way from {frames[0][0]}" if frames[0][2] else "") + \
+                    (f" and back onto it by {frames[-1][0]}" if frames[-1][2] else "")
+            out.append(("key", f"insert key states {', '.join(k['state'] for k in keys)}: {summary}, held from "
+                               f"{f1} to {f2}{eased}", ends + keys))
     return out
 
 
@@ -526,7 +723,7 @@ def candidates(trial: FilmTrial, run: FailingRun, rejected: list[list[dict]] | N
     passed: list = []
     out = param_candidates(trial, run) + tool_candidates(trial, run) + key_candidates(trial, run, passed)
     if key_frame(trial, run) == run.worst:
-        out += spread_candidates(trial, run, passed)
+        out += spread_candidates(trial, run, passed) + path_candidates(trial, run)
     out = [c for c in out if _sans_ends(c[2]) not in [_sans_ends(r) for r in rejected]]
     turned_down = {_kind(r) for r in rejected}
     return sorted(out, key=lambda c: (c[0] in turned_down, *change_size(trial, c[2])))

@@ -11,12 +11,20 @@ where the document came from (a file and line, or a table, row and field),
 the field inside it, and what was wrong.
 
 The limits (`Limits`) are generous for anything the studio writes itself.
+
+The checks cost far more than the parse (they walk the document in Python), and
+the window reads the same plan and reports again after every commit, so a text
+that passed them is remembered (`_PASSED`, the last few large texts, with their
+limits): the same text under the same limits passes again, and is parsed by
+Python's reader alone, which gives the same document where no number needed
+the long-literal hook.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
+import threading
 from dataclasses import dataclass
 
 from studio.store.shown import shown
@@ -31,6 +39,10 @@ class Limits:
 
 
 DEFAULT = Limits()
+_PASSED: dict[tuple[str, Limits], None] = {}     # texts that passed, oldest first
+_PASSED_LOCK = threading.Lock()                  # the window reads on a worker and on its own thread
+_PASSED_KEPT = 32
+_PASSED_CHARS = (2048, 1 << 20)                  # remembered sizes: below, the checks cost little
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
 
 
@@ -53,7 +65,7 @@ def _check_depth(text: str, where: str, limit: int) -> None:
             depth -= 1
 
 
-def _number_hooks(where: str, limits: Limits):
+def _number_hooks(where: str, limits: Limits, seen_long: list):
     def parse_int(s: str) -> int:
         digits = len(s.lstrip("-"))
         if digits > limits.max_digits:
@@ -61,6 +73,8 @@ def _number_hooks(where: str, limits: Limits):
         return int(s)
 
     def parse_float(s: str) -> float:
+        if len(s) > 400:
+            seen_long.append(s)
         v = float(s[:400]) if len(s) > 400 else float(s)
         if not math.isfinite(v):
             raise JsonRefused(f"{where}: the number {shown(s, 40)} is not finite; refused")
@@ -114,8 +128,12 @@ def loads(text: str | bytes, where: str, limits: Limits = DEFAULT):
         text = decode(bytes(text), where)
     if len(text) > limits.max_bytes:
         raise JsonRefused(f"{where}: {len(text):,} characters (at most {limits.max_bytes:,}); refused")
+    key = (text, limits)
+    if key in _PASSED:
+        return json.loads(text)
     _check_depth(text, where, limits.max_depth)
-    parse_int, parse_float, parse_constant = _number_hooks(where, limits)
+    seen_long: list[str] = []
+    parse_int, parse_float, parse_constant = _number_hooks(where, limits, seen_long)
     try:
         doc = json.loads(text, parse_int=parse_int, parse_float=parse_float, parse_constant=parse_constant)
     except json.JSONDecodeError as e:
@@ -124,6 +142,11 @@ def loads(text: str | bytes, where: str, limits: Limits = DEFAULT):
     except RecursionError:        # nesting the bracket count could not see (it counts outside strings)
         raise JsonRefused(f"{where}: nested too deep to read; refused") from None
     _check_values(doc, where, limits)
+    if _PASSED_CHARS[0] <= len(text) <= _PASSED_CHARS[1] and not seen_long:
+        with _PASSED_LOCK:
+            _PASSED[key] = None
+            while len(_PASSED) > _PASSED_KEPT:
+                del _PASSED[next(iter(_PASSED))]
     return doc
 
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, Q
 
 from studio.store.reports import ADVISORY, REQUIRED, report_lines
 
+from studio.ui.qt_bar import show_progress
 from studio.ui.checking import verify_in_child
 from studio.ui.playhead import Playhead
 from studio.ui.qt_session import QtSession
@@ -178,6 +179,8 @@ class QtChecks(QWidget):
         if shown == self._shown:               # a job's progress alone: the table is as it was
             return
         self._shown = shown
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)   # sized once below, not per cell
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
             for j, value in enumerate(row):
@@ -193,7 +196,7 @@ class QtChecks(QWidget):
                     item.setFont(font)
                     item.setToolTip(f"{row[1]} names {', '.join(self.playhead.selected)}")
                 self.table.setItem(i, j, item)
-        self.table.resizeColumnsToContents()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
 
     def verify(self) -> None:
         """Every state and the film (after an automatic run under way, if any)."""
@@ -220,8 +223,7 @@ class QtChecks(QWidget):
         self.worker.start()
 
     def _progressed(self, fraction: float, what: str) -> None:
-        self.bar.setValue(int(fraction * 1000))
-        self.bar.setFormat(self.job_progress.text(fraction, f"verifying {what}"))
+        show_progress(self.bar, int(fraction * 1000), self.job_progress.text(fraction, f"verifying {what}"))
 
     def cancel(self) -> None:
         """Stop after the check running now; what was verified so far is kept."""

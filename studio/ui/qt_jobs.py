@@ -23,6 +23,7 @@ from studio.timeline.gate import parse_segment
 from studio.timeline.plan import plan_segments
 from studio.timeline.storyboard import get_state
 
+from studio.ui.qt_bar import show_progress
 from studio.ui.flipbook import RENDERS, ReelError, comparable_renders, job_reels, latest_render, video_reel
 from studio.ui.job_log import log_sentences
 from studio.ui.job_progress import eta_text
@@ -177,12 +178,11 @@ class QtJobs(QWidget):
             for j, value in enumerate((str(job.id), job_line(job), job.state, None, str(job.attempts),
                                        job.error.splitlines()[0] if job.error else "")):
                 if j == 3:
-                    bar = self.table.cellWidget(i, 3) or QProgressBar()
-                    bar.setRange(0, 1000)
-                    bar.setValue(round(1000 * job.progress))
-                    bar.setFormat(self._progress_text(job))
-                    self.table.setCellWidget(i, 3, bar)
+                    self._show_progress(i, job)
                     continue
+                item = self.table.item(i, j)
+                if item is not None and item.text() == value and item.data(Qt.ItemDataRole.UserRole) == job.id:
+                    continue                    # as it was: setting it again re-lays the table out
                 item = QTableWidgetItem(value)
                 item.setData(Qt.ItemDataRole.UserRole, job.id)
                 self.table.setItem(i, j, item)
@@ -191,6 +191,15 @@ class QtJobs(QWidget):
         self.table.resizeColumnToContents(1)        # "preview 1010–1014" on one line
         self.table.blockSignals(False)
         self._show_selected()
+
+    def _show_progress(self, row: int, job: queue.Job) -> None:
+        """The row's progress bar, drawn with the window's next paint."""
+        bar = self.table.cellWidget(row, 3)
+        if bar is None:
+            bar = QProgressBar()
+            bar.setRange(0, 1000)
+            self.table.setCellWidget(row, 3, bar)
+        show_progress(bar, round(1000 * job.progress), self._progress_text(job))
 
     def _progress_text(self, job: queue.Job) -> str:
         """Percent done, and while running the time left at the pace seen so far."""

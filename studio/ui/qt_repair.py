@@ -23,6 +23,7 @@ from studio.scene.kinematics import pose_world
 from studio.store.project import Project
 from studio.timeline.storyboard import get_state
 
+from studio.ui.qt_bar import show_progress
 from studio.ui.job_progress import JobProgress, eta_text
 from studio.ui.playhead import Playhead
 from studio.ui.qt_session import QtSession
@@ -300,7 +301,7 @@ class QtRepair(QWidget):
         self.worker.start()
 
     def _progressed(self, fraction: float, what: str) -> None:
-        self.bar.setValue(int(fraction * 1000))
+        show_progress(self.bar, int(fraction * 1000))
         eta = self.job_progress.eta(fraction)
         self.doing.setText(what + (f" · {eta_text(eta)}" if eta is not None else ""))
 
