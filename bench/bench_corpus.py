@@ -10,7 +10,8 @@ process's peak resident memory, and the agreement of the verdicts: penetrating (
 floating (frame, body), in both / only in the studio / only in the simple verifier. The headline is the
 worst film's ratio; goals: warm <= 0.2x, cold <= 1x, process start < 0.1 s.
 
-Run: .venv/bin/python bench/bench_corpus.py [NAME ...] [--no-examples] [--keep DIR] [--before TREE]
+Run: .venv/bin/python bench/bench_corpus.py [NAME ...] [--no-examples] [--keep DIR] [--before TREE] [--simple-once]
+--simple-once: the simple verifier once per film (no second run, no python-fcl pass; fcl prints nan).
 --before TREE: also `studio verify` cold and warm with the code of TREE (a source tree of another
 revision, e.g. `git worktree add --detach /tmp/before main`), film by film beside this tree's, against
 the same simple verifier runs; printed first, and whether its reports (status, evidence, metrics) are
@@ -86,6 +87,8 @@ def main(argv=None):
     ap.add_argument("names", nargs="*", help="films to run (default: all)")
     ap.add_argument("--no-examples", action="store_true", help="leave out the five example films")
     ap.add_argument("--keep", type=Path, help="write the films here and keep them")
+    ap.add_argument("--simple-once", action="store_true",
+                    help="run the simple verifier once (not twice, and without its python-fcl pass): long films")
     ap.add_argument("--before", type=Path, help="also verify with the code of this source tree, beside this one")
     args = ap.parse_args(argv)
     import corpus_films
@@ -123,9 +126,10 @@ def main(argv=None):
         warm = run([py, "-m", "studio.cli", "verify", str(glb), "--json", str(out)], env)
         sout = folder / f"{name}.simple.json"
         s1 = run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
-        s2 = run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
+        s2 = s1 if args.simple_once else run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
         fout = folder / f"{name}.fcl.json"
-        run([py, str(HERE / "simple_verifier.py"), str(truth), str(fout), "--fcl"])
+        if not args.simple_once:
+            run([py, str(HERE / "simple_verifier.py"), str(truth), str(fout), "--fcl"])
         fcl = json.loads(fout.read_text()).get("fcl_seconds", float("nan")) if fout.exists() else float("nan")
         if not out.exists() or s1[2] != 0:
             print(f"{name}: failed: studio exit {cold[2]} {cold[3].strip()[-300:]} simple exit {s1[2]} {s1[3][-300:]}")

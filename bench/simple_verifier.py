@@ -98,6 +98,11 @@ def placed(hull, lin, t):
     return v @ lin.T + t, np.c_[n, off], tri @ lin.T + t
 
 
+def box_gap(va, vb):
+    """Distance between the bounding boxes of two point sets: no more than the distance between them."""
+    return float(np.linalg.norm(np.maximum(0.0, np.maximum(va.min(0) - vb.max(0), vb.min(0) - va.max(0)))))
+
+
 SMALL = 2000       # corners of the Minkowski difference below which the planes are not tried first
 
 
@@ -107,6 +112,8 @@ def pair_verdict(va, vb, ha, pose_a, hb, pose_b, t):
     least overlap along them bounds the depth from above, a corner's distance to the facet of the
     other it lies beyond bounds the gap from above); the Minkowski difference (convex_gap) where
     those leave it open (and at once for small hulls, where Qhull is quicker than the planes)."""
+    if box_gap(va, vb) > t:
+        return False, False                            # boxes apart by more than t: so are the hulls
     if len(va) * len(vb) <= SMALL:                     # a small difference: Qhull answers at once
         gap = convex_gap(va, vb)
         return -gap > t, gap <= t
@@ -147,7 +154,7 @@ def samples_of(tri, n=600):
     r1, r2 = np.where(flip, 1 - r1, r1), np.where(flip, 1 - r2, r2)
     t = tri[k]
     spread = t[:, 0] + r1[:, None] * (t[:, 1] - t[:, 0]) + r2[:, None] * (t[:, 2] - t[:, 0])
-    return np.concatenate([tri.reshape(-1, 3), spread])
+    return np.concatenate([np.unique(tri.reshape(-1, 3), axis=0), spread])     # each corner once
 
 
 def signed_to(points, tri):
@@ -227,10 +234,21 @@ def verify(film: Film, with_fcl=False):
             margin = 0.0051 if (scaled[a] or scaled[b]) else t0
             near = np.all((lo[a] - margin <= hi[b]) & (lo[b] - margin <= hi[a]), axis=-1)
             near = np.broadcast_to(near, (F,))
-            for f in np.nonzero(near)[0]:
-                wa, wb = film.at(a, f), film.at(b, f)
-                rel = np.linalg.solve(wa, wb)                # B in A's frame (A's scale kept in wa)
-                key = (a, b, np.round(np.r_[rel[:3].reshape(-1), wa[:3, :3].reshape(-1)], 9).tobytes())
+            fr = np.nonzero(near)[0]
+            if len(fr) == 0:
+                continue
+            # every near frame's pose at once; each distinct relative pose (bodies at rest: one) measured once
+            wa_all = film.world[a][fr if len(film.world[a]) > 1 else np.zeros(len(fr), int)]
+            wb_all = film.world[b][fr if len(film.world[b]) > 1 else np.zeros(len(fr), int)]
+            rel_all = np.linalg.solve(wa_all, wb_all)        # B in A's frame (A's scale kept in wa)
+            keys = np.ascontiguousarray(np.round(np.c_[rel_all[:, :3].reshape(len(fr), -1),
+                                                       wa_all[:, :3, :3].reshape(len(fr), -1)], 9))
+            rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).reshape(-1)
+            _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
+            verdicts = np.zeros((len(first), 2), bool)
+            for u, i in enumerate(first):
+                f, wa, rel = int(fr[i]), wa_all[i], rel_all[i]
+                key = (a, b, keys[i].tobytes())
                 if key not in cache:
                     t = tau(film.thickness(a, f), film.thickness(b, f)) if (scaled[a] or scaled[b]) else t0
                     pen = touch = False
@@ -254,16 +272,17 @@ def verify(film: Film, with_fcl=False):
                     gap = np.inf
                     for x in mesh_a:
                         for y in parts_b + mesh_b:
-                            gap = min(gap, sampled_gap(x, y))
+                            if box_gap(x[1], y[1]) <= t:              # parts whose boxes are apart by more
+                                gap = min(gap, sampled_gap(x, y))     # than t are apart by more than t
                     for y in mesh_b:
                         for x in parts_a:
-                            gap = min(gap, sampled_gap(x, y))
+                            if box_gap(x[1], y[1]) <= t:
+                                gap = min(gap, sampled_gap(x, y))
                     cache[key] = (pen or -gap > t, touch or gap <= t)
-                pen, touch = cache[key]
-                if pen:
-                    penetrating.add((int(f), a, b))
-                if touch:
-                    touching.add((int(f), a, b))
+                verdicts[u] = cache[key]
+            hit = verdicts[inv.reshape(-1)]
+            penetrating.update((int(f), a, b) for f in fr[hit[:, 0]])
+            touching.update((int(f), a, b) for f in fr[hit[:, 1]])
     floating = support(film, touching)
     out = {"penetration": sorted([f, film.names[a], film.names[b]] for f, a, b in penetrating),
            "floating": sorted([f, film.names[i]] for f, i in floating),
