@@ -10,7 +10,12 @@ process's peak resident memory, and the agreement of the verdicts: penetrating (
 floating (frame, body), in both / only in the studio / only in the simple verifier. The headline is the
 worst film's ratio; goals: warm <= 0.2x, cold <= 1x, process start < 0.1 s.
 
-Run: .venv/bin/python bench/bench_corpus.py [NAME ...] [--no-examples] [--keep DIR]
+Run: .venv/bin/python bench/bench_corpus.py [NAME ...] [--no-examples] [--keep DIR] [--before TREE] [--simple-once]
+--simple-once: the simple verifier once per film (no second run, no python-fcl pass; fcl prints nan).
+--before TREE: also `studio verify` cold and warm with the code of TREE (a source tree of another
+revision, e.g. `git worktree add --detach /tmp/before main`), film by film beside this tree's, against
+the same simple verifier runs; printed first, and whether its reports (status, evidence, metrics) are
+identical to this tree's.
 """
 from __future__ import annotations
 
@@ -28,16 +33,36 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 
+# Each process is started from a small python of its own, which forks, waits and writes the process's
+# rusage: a process forked from this bench would count this bench's own memory (the films it made) as
+# its peak, since Linux carries the parent's resident size into the child's maximum.
+MEASURE = ("import os, sys, json, time\nt = time.perf_counter()\npid = os.fork()\nif pid == 0:\n    os.execvp(sys.argv[2], sys.argv[2:])\n"
+           "_, status, ru = os.wait4(pid, 0)\nopen(sys.argv[1], 'w').write(json.dumps({'code': "
+           "os.waitstatus_to_exitcode(status), 'maxrss': ru.ru_maxrss, 'cpu': ru.ru_utime + ru.ru_stime, "
+           "'wall': time.perf_counter() - t}))")
+
+
 def run(cmd, env=None):
     """(wall seconds, peak resident MB, exit code, stderr, cpu seconds) of one process."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
-    err = p.stderr.read()
-    p.stderr.close()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, p.returncode, err, usage.ru_utime + usage.ru_stime
+    with tempfile.TemporaryDirectory() as tmp:
+        got = Path(tmp) / "rusage.json"
+        p = subprocess.run([sys.executable, "-S", "-c", MEASURE, str(got), *cmd], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, env=env, text=True)
+        r = json.loads(got.read_text()) if got.exists() else {"code": p.returncode, "maxrss": 0, "cpu": 0.0,
+                                                                "wall": float("nan")}
+    return r["wall"], r["maxrss"] / 1024, r["code"], p.stderr, r["cpu"]
+
+
+LAUNCH = ("import sys, runpy; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
+          "getattr(f, '__module__', '')]; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'studio'; "
+          "runpy.run_module('studio.cli', run_name='__main__')")
+
+
+def same_reports(a: Path, b: Path) -> bool:
+    """Whether two `studio verify --json` files hold the same reports (status, evidence, metrics)."""
+    def strip(path):
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in json.loads(path.read_text())["reports"]]
+    return strip(a) == strip(b)
 
 
 def studio_verdicts(path: Path):
@@ -62,6 +87,9 @@ def main(argv=None):
     ap.add_argument("names", nargs="*", help="films to run (default: all)")
     ap.add_argument("--no-examples", action="store_true", help="leave out the five example films")
     ap.add_argument("--keep", type=Path, help="write the films here and keep them")
+    ap.add_argument("--simple-once", action="store_true",
+                    help="run the simple verifier once (not twice, and without its python-fcl pass): long films")
+    ap.add_argument("--before", type=Path, help="also verify with the code of this source tree, beside this one")
     args = ap.parse_args(argv)
     import corpus_films
     films = dict(corpus_films.FILMS)
@@ -82,18 +110,26 @@ def main(argv=None):
     print(f"{'film':24} {'bodies':>6} {'frames':>6} | {'studio cold':>17} {'warm':>15} | {'simple':>15} {'fcl':>5} | "
           f"{'cold x':>6} {'warm x':>6} | {'MB studio':>9} {'simple':>6} | {'pen both/studio/simple':>22} "
           f"{'floating':>14}")
+    before_rows = []
     for name, make in films.items():
         film = make()
         glb, truth = film.write(folder)
+        if args.before:
+            env = dict(os.environ, KEYPOSE_CACHE=str(folder / f"cache-before-{name}"))
+            bout = folder / f"{name}.before.json"
+            launch = [py, "-c", LAUNCH, str(args.before.resolve()), "verify", str(glb), "--json", str(bout)]
+            before_rows.append((run(launch, env), run(launch, env), bout))
+            subprocess.run(["rm", "-rf", str(folder / f"cache-before-{name}")])
         env = dict(os.environ, KEYPOSE_CACHE=str(folder / f"cache-{name}"))
         out = folder / f"{name}.studio.json"
         cold = run([py, "-m", "studio.cli", "verify", str(glb), "--json", str(out)], env)
         warm = run([py, "-m", "studio.cli", "verify", str(glb), "--json", str(out)], env)
         sout = folder / f"{name}.simple.json"
         s1 = run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
-        s2 = run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
+        s2 = s1 if args.simple_once else run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
         fout = folder / f"{name}.fcl.json"
-        run([py, str(HERE / "simple_verifier.py"), str(truth), str(fout), "--fcl"])
+        if not args.simple_once:
+            run([py, str(HERE / "simple_verifier.py"), str(truth), str(fout), "--fcl"])
         fcl = json.loads(fout.read_text()).get("fcl_seconds", float("nan")) if fout.exists() else float("nan")
         if not out.exists() or s1[2] != 0:
             print(f"{name}: failed: studio exit {cold[2]} {cold[3].strip()[-300:]} simple exit {s1[2]} {s1[3][-300:]}")
@@ -106,6 +142,13 @@ def main(argv=None):
                    cold_x=cold[4] / simple[4], warm_x=warm[4] / simple[4], mb=max(cold[1], warm[1]),
                    smb=max(s1[1], s2[1]), pen=agree(pen, spen), flo=agree(flo, sflo),
                    same=pen == spen and flo == sflo)
+        if args.before:
+            bc, bw, bout = before_rows[-1]
+            row["before"] = dict(cold=bc[4], warm=bw[4], cold_wall=bc[0], warm_wall=bw[0], mb=max(bc[1], bw[1]),
+                                 same=bout.exists() and same_reports(bout, out))
+            print(f"{'  before: ' + name:24} {'':6} {'':6} | {bc[4]:7.2f} ({bc[0]:6.2f}) {bw[4]:6.2f} ({bw[0]:6.2f}) | "
+                  f"{'':15} {'':5} | {bc[4] / simple[4]:6.2f} {bw[4] / simple[4]:6.2f} | {row['before']['mb']:9.0f} "
+                  f"{'':6} | reports {'identical' if row['before']['same'] else 'DIFFER'} to this tree's", flush=True)
         rows.append(row)
         print(f"{name:24} {row['bodies']:6} {row['frames']:6} | {row['cold']:7.2f} ({row['cold_wall']:6.2f}) "
               f"{row['warm']:6.2f} ({row['warm_wall']:6.2f}) | {row['simple']:6.2f} ({row['simple_wall']:6.2f}) "
@@ -121,6 +164,11 @@ def main(argv=None):
           f"{worst_c['cold_x']:.2f}x ({worst_c['name']}); goals warm <= 0.2x, cold <= 1x")
     print(f"process start (studio verify on a missing file, best of 5): {start:.3f} s wall, {start_cpu:.3f} s cpu; "
           "goal < 0.1 s")
+    if args.before:
+        print(f"before ({args.before}): reports identical to this tree's on "
+              f"{sum(r['before']['same'] for r in rows)} of {len(rows)} films; worst warm ratio "
+              f"{max(r['before']['warm'] / r['simple'] for r in rows):.2f}x, worst cold "
+              f"{max(r['before']['cold'] / r['simple'] for r in rows):.2f}x")
     print(f"verdicts identical on {sum(r['same'] for r in rows)} of {len(rows)} films "
           "(pen: penetrating (frame, pair); floating: (frame, body); both/only studio/only simple)")
     print(f"machine load (1, 5, 15 min) before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, after: "

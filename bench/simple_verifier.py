@@ -29,6 +29,12 @@ def hull_of(points):
     return points[h.vertices], h.equations
 
 
+def hull3(points):
+    """Vertices, facet equations (n·x + o <= 0 inside) and facet triangles of the hull of points."""
+    h = ConvexHull(points)
+    return points[h.vertices], h.equations, points[h.simplices]
+
+
 def least_width(vertices, equations):
     """The hull's least width: over its facet normals, the extent of the vertices along it."""
     proj = vertices @ equations[:, :3].T
@@ -82,6 +88,55 @@ def convex_gap(va, vb):
     return origin_to_triangles(diff[h.simplices])
 
 
+def placed(hull, lin, t):
+    """A hull (vertices, Qhull's facet equations, facet triangles) moved by x -> lin x + t."""
+    v, eq, tri = hull
+    n = eq[:, :3] @ np.linalg.inv(lin)                 # normals go by the inverse transpose
+    size = np.linalg.norm(n, axis=1)
+    n = n / size[:, None]
+    off = eq[:, 3] / size - n @ t
+    return v @ lin.T + t, np.c_[n, off], tri @ lin.T + t
+
+
+def box_gap(va, vb):
+    """Distance between the bounding boxes of two point sets: no more than the distance between them."""
+    return float(np.linalg.norm(np.maximum(0.0, np.maximum(va.min(0) - vb.max(0), vb.min(0) - va.max(0)))))
+
+
+SMALL = 2000       # corners of the Minkowski difference below which the planes are not tried first
+
+
+def pair_verdict(va, vb, ha, pose_a, hb, pose_b, t):
+    """(penetrating: depth past t, touching: gap within t) of two placed convex hulls, exactly: first
+    what their facet planes prove (a separation along a facet normal bounds the gap from below, the
+    least overlap along them bounds the depth from above, a corner's distance to the facet of the
+    other it lies beyond bounds the gap from above); the Minkowski difference (convex_gap) where
+    those leave it open (and at once for small hulls, where Qhull is quicker than the planes)."""
+    if box_gap(va, vb) > t:
+        return False, False                            # boxes apart by more than t: so are the hulls
+    if len(va) * len(vb) <= SMALL:                     # a small difference: Qhull answers at once
+        gap = convex_gap(va, vb)
+        return -gap > t, gap <= t
+    (_, ea, ta), (_, eb, tb) = placed(ha, *pose_a), placed(hb, *pose_b)
+    axes = np.concatenate([ea[:, :3], eb[:, :3]])
+    pa, pb = va @ axes.T, vb @ axes.T
+    lo_a, hi_a, lo_b, hi_b = pa.min(0), pa.max(0), pb.min(0), pb.max(0)
+    if float(np.max(np.maximum(lo_b - hi_a, lo_a - hi_b))) > t:
+        return False, False                            # apart by more than t along a facet normal
+    if float(np.min(np.minimum(hi_a - lo_b, hi_b - lo_a))) <= t:
+        up = np.inf                                    # not deeper than t: touching if a corner is near
+        for v, (eq, tri) in ((va, (eb, tb)), (vb, (ea, ta))):
+            h = v @ eq[:, :3].T + eq[:, 3]             # heights above the other's facet planes
+            k = np.argmax(h, axis=1)
+            if np.any(h[np.arange(len(v)), k] <= 0):
+                return False, True                     # a corner inside the other: they overlap
+            up = min(up, float(np.sqrt(origin_to_each(tri[k] - v[:, None, :]).min())))
+        if up <= t:
+            return False, True
+    gap = convex_gap(va, vb)
+    return -gap > t, gap <= t
+
+
 def triangles_of(part):
     kind, v, f = part
     if kind == "hull":
@@ -99,7 +154,7 @@ def samples_of(tri, n=600):
     r1, r2 = np.where(flip, 1 - r1, r1), np.where(flip, 1 - r2, r2)
     t = tri[k]
     spread = t[:, 0] + r1[:, None] * (t[:, 1] - t[:, 0]) + r2[:, None] * (t[:, 2] - t[:, 0])
-    return np.concatenate([tri.reshape(-1, 3), spread])
+    return np.concatenate([np.unique(tri.reshape(-1, 3), axis=0), spread])     # each corner once
 
 
 def signed_to(points, tri):
@@ -133,10 +188,11 @@ class Film:
         self.names = [str(n) for n in z["names"]]
         self.F = int(z["frames"])
         self.ground, self.static, self.selfp = z["ground"], z["static"], z["self_propelled"]
-        self.pieces, self.world, self.meshes = [], [], []
+        self.pieces, self.world, self.meshes, self.hulls = [], [], [], []
         counts = z["meshes"] if "meshes" in z else np.zeros(len(self.names), int)
         for i in range(len(self.names)):
             self.pieces.append([hull_of(z[f"piece{i}_{k}"].astype(float)) for k in range(int(z["pieces"][i]))])
+            self.hulls.append([hull3(z[f"piece{i}_{k}"].astype(float)) for k in range(int(z["pieces"][i]))])
             self.meshes.append([(z[f"mesh{i}_{k}_v"].astype(float), z[f"mesh{i}_{k}_f"])
                                 for k in range(int(counts[i]))])
             self.world.append(z[f"world{i}"].astype(float))
@@ -178,40 +234,55 @@ def verify(film: Film, with_fcl=False):
             margin = 0.0051 if (scaled[a] or scaled[b]) else t0
             near = np.all((lo[a] - margin <= hi[b]) & (lo[b] - margin <= hi[a]), axis=-1)
             near = np.broadcast_to(near, (F,))
-            for f in np.nonzero(near)[0]:
-                wa, wb = film.at(a, f), film.at(b, f)
-                rel = np.linalg.solve(wa, wb)                # B in A's frame (A's scale kept in wa)
-                key = (a, b, np.round(np.r_[rel[:3].reshape(-1), wa[:3, :3].reshape(-1)], 9).tobytes())
+            fr = np.nonzero(near)[0]
+            if len(fr) == 0:
+                continue
+            # every near frame's pose at once; each distinct relative pose (bodies at rest: one) measured once
+            wa_all = film.world[a][fr if len(film.world[a]) > 1 else np.zeros(len(fr), int)]
+            wb_all = film.world[b][fr if len(film.world[b]) > 1 else np.zeros(len(fr), int)]
+            rel_all = np.linalg.solve(wa_all, wb_all)        # B in A's frame (A's scale kept in wa)
+            keys = np.ascontiguousarray(np.round(np.c_[rel_all[:, :3].reshape(len(fr), -1),
+                                                       wa_all[:, :3, :3].reshape(len(fr), -1)], 9))
+            rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).reshape(-1)
+            _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
+            verdicts = np.zeros((len(first), 2), bool)
+            for u, i in enumerate(first):
+                f, wa, rel = int(fr[i]), wa_all[i], rel_all[i]
+                key = (a, b, keys[i].tobytes())
                 if key not in cache:
-                    gap = np.inf
+                    t = tau(film.thickness(a, f), film.thickness(b, f)) if (scaled[a] or scaled[b]) else t0
+                    pen = touch = False
+                    lin_a, lin_b, t_b = wa[:3, :3], wa[:3, :3] @ rel[:3, :3], wa[:3, :3] @ rel[:3, 3]
+
                     def place_a(v):
                         return v @ wa[:3, :3].T
 
                     def place_b(v):
                         return (v @ rel[:3, :3].T + rel[:3, 3]) @ wa[:3, :3].T
-                    for va, _ in film.pieces[a]:
-                        pa = place_a(va)
-                        for vb, _ in film.pieces[b]:
-                            pb = place_b(vb)
-                            gap = min(gap, convex_gap(pa, pb))
+                    for ha in film.hulls[a]:
+                        for hb in film.hulls[b]:
+                            pa, pb = place_a(ha[0]), place_b(hb[0])
+                            p, q = pair_verdict(pa, pb, ha, (lin_a, np.zeros(3)), hb, (lin_b, t_b), t)
+                            pen, touch = pen or p, touch or q
                             queries.append((pa, pb))
                     parts_a = [("hull", place_a(v), None) for v, _ in film.pieces[a]]
                     parts_b = [("hull", place_b(v), None) for v, _ in film.pieces[b]]
                     mesh_a = [("mesh", place_a(v), f) for v, f in film.meshes[a]]
                     mesh_b = [("mesh", place_b(v), f) for v, f in film.meshes[b]]
+                    gap = np.inf
                     for x in mesh_a:
                         for y in parts_b + mesh_b:
-                            gap = min(gap, sampled_gap(x, y))
+                            if box_gap(x[1], y[1]) <= t:              # parts whose boxes are apart by more
+                                gap = min(gap, sampled_gap(x, y))     # than t are apart by more than t
                     for y in mesh_b:
                         for x in parts_a:
-                            gap = min(gap, sampled_gap(x, y))
-                    t = tau(film.thickness(a, f), film.thickness(b, f)) if (scaled[a] or scaled[b]) else t0
-                    cache[key] = (gap, t)
-                gap, t = cache[key]
-                if -gap > t:
-                    penetrating.add((int(f), a, b))
-                if gap <= t:
-                    touching.add((int(f), a, b))
+                            if box_gap(x[1], y[1]) <= t:
+                                gap = min(gap, sampled_gap(x, y))
+                    cache[key] = (pen or -gap > t, touch or gap <= t)
+                verdicts[u] = cache[key]
+            hit = verdicts[inv.reshape(-1)]
+            penetrating.update((int(f), a, b) for f in fr[hit[:, 0]])
+            touching.update((int(f), a, b) for f in fr[hit[:, 1]])
     floating = support(film, touching)
     out = {"penetration": sorted([f, film.names[a], film.names[b]] for f, a, b in penetrating),
            "floating": sorted([f, film.names[i]] for f, i in floating),

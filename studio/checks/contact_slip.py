@@ -34,13 +34,13 @@ def verify(film: Footage) -> Report:
         for k in np.nonzero(step > SLIP_M)[0]:
             ev.append({"frame": int(film.frames[idx[k + 1]]), "body": body, "support": carrier,
                        "slip_m": round(float(step[k]), 6), "while": "carried"})
-    g = film.gap
+    touching = film.touching
     c = film.contacts
     for p, (a, b) in enumerate(film.pairs):
         if film.static[a] == film.static[b]:
             continue
         dyn = b if film.static[a] else a
-        touch = g[:, p] <= film.tau_fp[:, p]
+        touch = touching[:, p]
         both = np.nonzero(touch[:-1] & touch[1:])[0]
         if len(both) == 0:
             continue

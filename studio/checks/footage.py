@@ -83,6 +83,7 @@ class Footage:
     cache: ContactCache = field(default_factory=ContactCache)
     _contacts: Contacts | None = None
     _gap: np.ndarray | None = None
+    _touching: np.ndarray | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     skins: dict = field(default_factory=dict)  # body index -> (deformed skin, bone indices): see checks.skinned
 
@@ -187,6 +188,17 @@ class Footage:
             g[c.frame, c.pair] = c.gap
             self._gap = g
         return self._gap
+
+    @property
+    def touching(self) -> np.ndarray:
+        """(F,P) whether each pair touches at each frame (its measured gap within tau): `gap <= tau_fp`,
+        made from the measured pair-frames alone (a byte a pair-frame, not the gaps of every one)."""
+        if self._touching is None:
+            c = self.contacts
+            t = np.zeros((self.n_frames, len(self.pairs)), bool)
+            t[c.frame, c.pair] = c.gap <= self.tau_fp[c.frame, c.pair]
+            self._touching = t
+        return self._touching
 
     def pair_index(self, a: str, b: str) -> tuple[int, bool] | None:
         """Index of the measured pair {a, b} and whether a is its first body."""

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from studio.checks.obb import box_extents, hull_volume
+
 VERSION = 10
 GRID_POINTS = 25            # samples per axis of the signed-distance grid
 CLUSTER_SIZE = 8            # surface samples per leaf cluster
@@ -327,6 +329,14 @@ class Shape:
         p = np.ascontiguousarray(np.asarray(p, float).reshape(-1, 3))
         if len(p) == 0:
             return np.zeros(0), np.zeros((0, 3))
+        if len(p) <= FEW_POINTS and self.planes is not None:
+            # inside a convex body the nearest face plane is exact (its foot lies on that face)
+            normals, offsets = self.planes
+            d = p @ normals.T - offsets
+            k = np.argmax(d, axis=1)
+            d = d[np.arange(len(p)), k]
+            if np.all(d <= 0):
+                return d, p - d[:, None] * normals[k]
         import igl
         if not hasattr(self, "_vf"):
             self._vf = (np.ascontiguousarray(self.mesh.vertices, float), np.ascontiguousarray(self.mesh.faces, np.int64))
@@ -453,11 +463,15 @@ def convex_solid(mesh: Surface) -> bool:
     if np.any(rise[~flat[face] & ~flat[mate]] > 1e-6 * size):
         return False                                     # a reflex edge (beyond float32 rounding of flat faces)
     volume = float(np.einsum("fi,fi->f", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum()) / 6.0
-    from scipy.spatial import ConvexHull, QhullError
-    try:
-        hull = ConvexHull(v).volume
-    except (QhullError, ValueError):
-        return False                                     # flat: no solid
+    hull = hull_volume(v)
+    if hull <= 0 or 1e-7 < abs(volume - hull) / hull < 1e-5:
+        # flat, or near the rule's millionth: Qhull's volume decides, as it always has (manifold3d's
+        # quickhull drops points nearly on a facet, a few millionths of a float32 plate's volume)
+        from scipy.spatial import ConvexHull, QhullError
+        try:
+            hull = ConvexHull(v).volume
+        except (QhullError, ValueError):
+            return False                                 # flat: no solid
     return hull > 0 and abs(volume - hull) <= 1e-6 * hull
 
 
@@ -482,9 +496,15 @@ def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> tuple[np.ndarray, np.nda
     return mesh.vertices[edges[e1[bent]]], np.stack([n[face[e1[bent]]], n[face[e2[bent]]]], axis=1)
 
 
-def thickness_of(mesh) -> float:
-    """Smallest extent of the oriented bounding box (the tau rule's l), by trimesh's box search (loaded
-    only here: a film whose shapes are all prepared never needs it)."""
+def thickness_of(mesh, convex: bool = False) -> float:
+    """Smallest extent of the oriented bounding box (the tau rule's l), by trimesh's box search: on a
+    convex body's own surface, which is its hull (`obb.box_extents`, numpy only), else by trimesh
+    itself (loaded only then: a film of convex bodies, or whose shapes are all prepared, never needs it)."""
+    if convex:
+        try:
+            return float(box_extents(mesh.vertices, mesh.faces)[0])
+        except (ValueError, IndexError, TypeError):
+            pass
     import trimesh
     m = trimesh.Trimesh(np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64), process=False)
     try:
@@ -498,13 +518,14 @@ def build_shape(mesh, key: str | None = None) -> Shape:
     key = key or mesh_hash(mesh)
     mesh = weld(mesh)
     lo, hi = mesh.bounds
-    thickness = thickness_of(mesh)
+    convex = convex_solid(mesh)
+    thickness = thickness_of(mesh, convex)
     points = _surface_samples(mesh, thickness)
     order, starts = _clusters(points)
     points = points[order]
     reps, radii = _cluster_spheres(points, starts)
     shape = Shape(key, mesh, lo, hi, thickness, _centroid(mesh), points, starts,
-                  reps, radii)
+                  reps, radii, convex=convex)
     shape.planes                                          # noqa: B018 - convex or not, known once and cached
     return shape
 
@@ -594,7 +615,6 @@ def _cluster_spheres(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray
 def _grid_error(shape: Shape) -> np.ndarray:
     """Per cell: the grid's miss at cell centres near the surface, widened to the neighbours, with
     headroom; far from the surface a cell's diagonal (the most a 1-Lipschitz field can bend there)."""
-    from scipy.ndimage import maximum_filter
     m = GRID_POINTS - 1
     idx = np.stack(np.meshgrid(*[np.arange(m)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
     centres = shape.grid_lo + (idx + 0.5) * shape.grid_step
@@ -603,8 +623,22 @@ def _grid_error(shape: Shape) -> np.ndarray:
     err = np.full(len(centres), diag)
     near = np.abs(est) < 0.012 + diag
     err[near] = np.abs(est[near] - shape.exact_signed(centres[near])[0])
-    err = maximum_filter(err.reshape(m, m, m), size=3, mode="nearest")
-    return err * 1.5 + 2e-5
+    return _widen(err.reshape(m, m, m)) * 1.5 + 2e-5
+
+
+def _widen(a: np.ndarray) -> np.ndarray:
+    """Each cell's largest value over it and its 26 neighbours (the edge cells repeated beyond the box)."""
+    out = a
+    for axis in range(3):
+        pad = np.pad(out, [(1, 1) if k == axis else (0, 0) for k in range(3)], mode="edge")
+        n = out.shape[axis]
+        take = [slice(None)] * 3
+        parts = []
+        for shift in range(3):
+            take[axis] = slice(shift, shift + n)
+            parts.append(pad[tuple(take)])
+        out = np.maximum(np.maximum(parts[0], parts[1]), parts[2])
+    return out
 
 
 def _save(path: Path, s: Shape) -> None:

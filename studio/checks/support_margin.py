@@ -32,7 +32,7 @@ def verify(film: Footage) -> Report:
     groups = characters(film)
     if not groups or film.n_frames == 0:
         return Report(NAME, "not_applicable", [], {"reason": "no articulated character"})
-    touching = film.gap <= film.tau_fp
+    touching = film.touching
     ev, judged = [], 0
     for root, members in groups.items():
         mset = set(members)

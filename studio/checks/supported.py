@@ -36,7 +36,7 @@ def support(film: Footage) -> tuple[np.ndarray, np.ndarray]:
     for o in scene.allowed_overlaps:
         if o.reason == "attachment":
             edges.append((film.index(o.a), film.index(o.b), always))
-    touching = film.gap <= film.tau_fp
+    touching = film.touching
     for p, (a, b) in enumerate(film.pairs):
         if touching[:, p].any():
             edges.append((int(a), int(b), touching[:, p]))

@@ -52,6 +52,7 @@ from studio.checks.sweep_bounds import PLANES, PairMotion, heights, hull_gap, me
 DEPTH_RESOLUTION = 1e-4     # metres: how exactly the deepest point is found
 MAX_LEVELS = 40            # halvings of a frame pair: down to 2^-40 of a frame
 BUDGET = 4096               # stretches one frame pair may take before it is left unsettled (and fails)
+WINDOW = 1 << 20            # pair-frame pairs swept at once (a window of frame pairs of every counted pair)
 
 
 @dataclass
@@ -89,7 +90,11 @@ class Stretches:
 
 
 def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict]:
-    """Evidence of every counted pair failing between two frames that both pass, and metrics."""
+    """Evidence of every counted pair failing between two frames that both pass, and metrics.
+
+    The frame pairs are swept a window at a time (about WINDOW pair-frame pairs each), so what the
+    sweep holds does not grow with the film's length; each frame pair is settled on its own, so the
+    windows give the verdicts of one pass over the whole film."""
     n = film.n_frames
     counted = np.nonzero(film.counted)[0]
     metrics = {"frame_pairs": max(n - 1, 0), "frame_pairs_with_penetration": 0, "pair_frame_pairs": 0,
@@ -101,16 +106,41 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     probe, rel = Probe(film, motion), PairMotion(film, motion)
     pairs = film.pairs[counted]
     a_all, b_all = pairs[:, 0], pairs[:, 1]
-    taus = film.tau_fp[:, counted]                                                   # (F,P)
-    low = _frame_lows(film, counted, taus)                                           # (F,P), nan: fails at the frame
+    skinned = skin_columns(film, a_all, b_all)
+    skin_open = np.zeros((n - 1, len(counted)), bool) if skinned.any() else None
+    c = film.contacts
+    by_frame = np.argsort(c.frame, kind="stable")
+    width = max(1, WINDOW // len(counted))
+    evidence: list[dict] = []
+    unresolved: list = []
+    for k0 in range(0, n - 1, width):
+        got, left = _window(film, probe, rel, motion, counted, a_all, b_all, k0, min(n - 1, k0 + width),
+                            skinned, skin_open, by_frame, metrics)
+        evidence += got
+        unresolved += left
+    if skin_open is not None:            # a deforming surface: swept by its vertices (checks.sweep_skins)
+        skin_evidence, used, left = sweep_skins(film, motion, a_all, b_all, skin_open, film.tau_fp[:, counted])
+        metrics["probes"] += used
+        metrics["unresolved"] += left
+        evidence = skin_evidence + evidence
+    metrics["unresolved"] += unresolved
+    return _finish(evidence, metrics)
+
+
+def _window(film: Footage, probe: Probe, rel: PairMotion, motion: Motion, counted, a_all, b_all, k0: int,
+            k1: int, skinned, skin_open, by_frame, metrics: dict) -> tuple[list[dict], list]:
+    """The sweep of frame pairs k0..k1-1: their evidence (skins apart: their columns are marked in
+    skin_open) and the frame pairs left unresolved; the counts are added to metrics."""
+    taus = film.tau_fp[k0:k1 + 1, counted]                                           # (W+1,P)
+    low = _frame_lows(film, counted, taus, k0, by_frame)                             # (W+1,P), nan: fails at the frame
     R = motion.rates
     tau_lo = np.minimum(taus[:-1], taus[1:])
-    L = R.upper[a_all].T + R.upper[b_all].T          # (F-1,P) the chains' speeds: never below S (see below)
+    L = R.upper[a_all, k0:k1].T + R.upper[b_all, k0:k1].T   # (W,P) the chains' speeds: never below S (see below)
     l0, l1 = low[:-1], low[1:]
     open_ = ~(np.isnan(l0) | np.isnan(l1))
     if film.forms:                       # a body whose proportions change between the frames is not swept
         for bi, (_, which) in film.forms.items():
-            changes = which[1:n] != which[:n - 1]
+            changes = which[k0 + 1:k1 + 1] != which[k0:k1]
             touched = (a_all == bi) | (b_all == bi)
             metrics["not_swept"] += int((changes[:, None] & touched[None] & open_).sum())
             open_ &= ~(changes[:, None] & touched[None])
@@ -119,42 +149,38 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     step = np.array([film.scene.body(b).has("step_keys") for b in film.names])
     spline = np.array([film.scene.body(b).has("spline_keys") for b in film.names])
     if step.any() or spline.any():
-        moves = R.S > 0                                                          # (B,F-1)
+        moves = R.S[:, k0:k1] > 0                                                # (B,W)
         odd = (spline[a_all] | spline[b_all])[None] | ((step[a_all] & ~step[b_all])[None] & moves[b_all].T) | \
             ((step[b_all] & ~step[a_all])[None] & moves[a_all].T)
         metrics["not_swept"] += int((odd & open_).sum())
         open_ &= ~odd & ~(step[a_all] | step[b_all])[None]     # a held body and a still one: nothing moves
-    metrics["pair_frame_pairs"] = int(open_.sum())
-    skinned = skin_columns(film, a_all, b_all)
-    skin_evidence: list[dict] = []
-    if skinned.any():                    # a deforming surface: swept by its vertices (checks.sweep_skins)
-        skin_evidence, used, left = sweep_skins(film, motion, a_all, b_all, open_ & skinned[None], taus)
-        metrics["probes"] += used
-        metrics["unresolved"] += left
+    metrics["pair_frame_pairs"] += int(open_.sum())
+    if skin_open is not None:
+        skin_open[k0:k1] = open_ & skinned[None]
         open_ &= ~skinned[None]
     with np.errstate(invalid="ignore"):
         settled = envelope(l0, l1, L) > -tau_lo - RESOLUTION
         # where the chains' speeds did not settle it, the speeds the hulls' chords tighten (a lower
         # slope only ever settles more, so this is the same as taking those everywhere)
         fk, fp = np.nonzero(open_ & ~settled)
-        L[fk, fp] = R.speed(a_all[fp], fk) + R.speed(b_all[fp], fk)
+        L[fk, fp] = R.speed(a_all[fp], fk + k0) + R.speed(b_all[fp], fk + k0)
         settled[fk, fp] = envelope(l0[fk, fp], l1[fk, fp], L[fk, fp]) > -tau_lo[fk, fp] - RESOLUTION
     cand = open_ & ~settled
-    metrics["settled_by_bounds"] = int((open_ & settled).sum())
+    metrics["settled_by_bounds"] += int((open_ & settled).sum())
     ks, ps = np.nonzero(cand)
     if len(ks) == 0:
-        return _finish(skin_evidence, metrics)
+        return [], []
+    g0, g1, tl = l0[ks, ps], l1[ks, ps], tau_lo[ks, ps]
+    ks = ks + k0                                                                     # frame pairs of the film
     # first each body by its box's corners, all pairs at once (cheap, looser), then by its hull where
     # that did not settle it
     L1, floor1, h0, h1 = rel.coarse(a_all[ps], b_all[ps], ks)
-    tl = tau_lo[ks, ps]
     by_plane = floor1 > -tl
-    done = np.maximum(envelope(np.maximum(l0[ks, ps], h0), np.maximum(l1[ks, ps], h1), L1), floor1) > \
-        -tl - RESOLUTION
+    done = np.maximum(envelope(np.maximum(g0, h0), np.maximum(g1, h1), L1), floor1) > -tl - RESOLUTION
     metrics["settled_by_planes"] += int(by_plane.sum())
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
-    ks, ps = ks[~done], ps[~done]
-    s = _stretches(film, rel, a_all, b_all, ks, ps, l0, l1, tau_lo)
+    ks, ps, g0, g1, tl = ks[~done], ps[~done], g0[~done], g1[~done], tl[~done]
+    s = _stretches(film, rel, a_all, b_all, ks, ps, g0, g1, tl)
     by_plane = s.floor > -s.tl
     metrics["settled_by_planes"] += int(by_plane.sum())
     done = s.settled()
@@ -192,20 +218,20 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     metrics["settled_by_bounds"] += int(done.sum())
     s = s.take(~done)
     # resting and sliding contacts: their ends measured again, exact below a finer threshold
-    s.la, s.lb, metrics["ends_measured"] = _measure_ends(probe, a_all, b_all, s)
+    s.la, s.lb, measured = _measure_ends(probe, a_all, b_all, s)
+    metrics["ends_measured"] += measured
     done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
     found, halved, unresolved = _halve(probe, a_all, b_all, s.take(~done))
     metrics["probes"] += halved
-    metrics["unresolved"] += [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]]
-                              for k, p in sorted(unresolved)]
-    evidence = list(skin_evidence)
+    left = [[int(film.frames[k]), film.names[a_all[p]], film.names[b_all[p]]] for k, p in sorted(unresolved)]
+    evidence = []
     for (k, p), (hit, L_k, floor_k) in sorted(found.items()):
         evidence.append(_evidence(film, probe, int(a_all[p]), int(b_all[p]), k, L_k, floor_k,
-                                  float(l0[k, p]), float(l1[k, p]), hit))
+                                  float(l0[k - k0, p]), float(l1[k - k0, p]), hit))
     metrics["probes"] += sum(e.pop("_probes", 0) for e in evidence)
     evidence += [_unsettled(film, int(a_all[p]), int(b_all[p]), k, u) for (k, p), u in sorted(unresolved.items())]
-    return _finish(evidence, metrics)
+    return evidence, left
 
 
 def _finish(evidence: list[dict], metrics: dict) -> tuple[list[dict], dict]:
@@ -215,13 +241,14 @@ def _finish(evidence: list[dict], metrics: dict) -> tuple[list[dict], dict]:
     return sorted(evidence, key=lambda e: e["frame"]), metrics
 
 
-def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> Stretches:
-    """Whole frame pairs as stretches, with each pair's own bounds (slope, planes, balls)."""
+def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, g0, g1, tl) -> Stretches:
+    """Whole frame pairs as stretches (frame pair, pair, the gap's lower bounds at its two frames, tau),
+    with each pair's own bounds (slope, planes, balls)."""
     order = np.lexsort((ks, ps))
     ks, ps = ks[order], ps[order]
     n = len(ks)
-    s = Stretches(ks, ps, np.zeros(n), np.ones(n), l0[ks, ps], l1[ks, ps], np.zeros(n), np.full(n, -np.inf),
-                  tau_lo[ks, ps], np.full(n, -1), np.zeros((n, PLANES, 3)), np.zeros((n, PLANES)), np.zeros(n),
+    s = Stretches(ks, ps, np.zeros(n), np.ones(n), g0[order], g1[order], np.zeros(n), np.full(n, -np.inf),
+                  tl[order], np.full(n, -1), np.zeros((n, PLANES, 3)), np.zeros((n, PLANES)), np.zeros(n),
                   np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
     for sel in _by_shapes(film, a_all[ps], b_all[ps]):         # pairs of the same two shapes at once
         b = rel.bound(a_all[ps[sel]], b_all[ps[sel]], ks[sel], s.tl[sel], balls=False)
@@ -234,19 +261,29 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> S
     return s
 
 
-def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray) -> np.ndarray:
-    """(F,P) a proven lower bound of each counted pair's gap at each frame, nan where it fails there:
-    the boxes' distance, or what the per-frame measure proves (above tau, or not below -tau)."""
+def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray, f0: int = 0,
+                by_frame: np.ndarray | None = None) -> np.ndarray:
+    """(W,P) a proven lower bound of each counted pair's gap at frames f0.. (as many as taus has rows),
+    nan where it fails there: the boxes' distance, or what the per-frame measure proves (above tau, or
+    not below -tau). by_frame: the measured pair-frames in order of frame, if known."""
     lo, hi = film.boxes
+    f1 = f0 + len(taus)
     a, b = film.pairs[counted, 0], film.pairs[counted, 1]
-    box = lengths(np.maximum(0.0, np.maximum(lo[a] - hi[b], lo[b] - hi[a]))).T   # (F,P)
+    box = np.empty((len(taus), len(counted)))
+    for i in range(0, len(counted), 256):         # a few pairs at a time: (W,3) temporaries stay small
+        j = slice(i, i + 256)
+        gap = np.maximum(lo[a[j], f0:f1] - hi[b[j], f0:f1], lo[b[j], f0:f1] - hi[a[j], f0:f1])
+        box[:, j] = lengths(np.maximum(0.0, gap)).T
     box = np.where(box > 0, box, -np.inf)            # boxes apart bound the gap; overlapping ones, nothing
     low = box.copy()
     c = film.contacts
+    if by_frame is None:
+        by_frame = np.argsort(c.frame, kind="stable")
+    at = by_frame[np.searchsorted(c.frame[by_frame], f0):np.searchsorted(c.frame[by_frame], f1)]
     col = np.full(len(film.pairs), -1)
     col[counted] = np.arange(len(counted))
-    m = col[c.pair] >= 0
-    f, p, g = c.frame[m], col[c.pair[m]], c.gap[m]
+    m = col[c.pair[at]] >= 0
+    f, p, g = c.frame[at][m] - f0, col[c.pair[at][m]], c.gap[at][m]
     t = taus[f, p]
     proven = np.where(g < -t, np.nan, np.where(g <= t, -t, t))
     low[f, p] = np.where(np.isnan(proven), np.nan, np.maximum(box[f, p], proven))
