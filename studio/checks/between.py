@@ -23,8 +23,6 @@ velocity by at most M/2 over the pair.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from studio.scene.kinematics import forward
@@ -103,17 +101,58 @@ def _monomials(points: np.ndarray) -> np.ndarray:
     return mono
 
 
+_GROUPS: dict[int, tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]] = {}
+GROUP_POINTS = 32           # points per group when `farthest` passes over groups that cannot hold the largest
+
+
+def _groups(points: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """The points split into groups of at most GROUP_POINTS neighbours (halving the longest side of
+    their box): each group's members, one member near its middle, and how far the others are from it."""
+    got = _GROUPS.get(id(points))
+    if got is not None and got[0] is points:
+        return got[1], got[2], got[3]
+    todo, members = [np.arange(len(points))], []
+    while todo:
+        idx = todo.pop()
+        if len(idx) <= GROUP_POINTS:
+            members.append(idx)
+            continue
+        p = points[idx]
+        axis = int(np.argmax(p.max(axis=0) - p.min(axis=0)))
+        order = idx[np.argsort(p[:, axis], kind="stable")]
+        todo += [order[:len(order) // 2], order[len(order) // 2:]]
+    reps = np.array([m[np.argmin(np.linalg.norm(points[m] - points[m].mean(axis=0), axis=1))] for m in members])
+    radii = np.array([np.linalg.norm(points[m] - points[r], axis=1).max() for m, r in zip(members, reps)])
+    if len(_GROUPS) > 256:
+        _GROUPS.clear()
+    _GROUPS[id(points)] = (points, members, reps, radii)
+    return members, reps, radii
+
+
 def farthest(points: np.ndarray, D: np.ndarray, d: np.ndarray) -> np.ndarray:
     """(n,) the largest |D a + d| over points a (V,3), for matrices D (n,3,3) and vectors d (n,3):
-    |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product."""
+    |D a + d|^2 = a.G.a + 2 h.a + |d|^2 with G = D^T D, h = D^T d, evaluated as one product.
+    Many points over many matrices: a group of points whose member nearest its middle, plus the
+    group's radius times |D| (Frobenius, at least the largest stretch), stays below another group's
+    member is passed over (it cannot hold the largest)."""
     if len(D) == 0:
         return np.zeros(0)
     G = np.einsum("nki,nkj->nij", D, D)
     h = np.einsum("nki,nk->ni", D, d)
     coef = np.stack([G[:, 0, 0], G[:, 1, 1], G[:, 2, 2], G[:, 0, 1], G[:, 0, 2], G[:, 1, 2],
                      h[:, 0], h[:, 1], h[:, 2], np.einsum("ni,ni->n", d, d)])                # (10,n)
-    q = _monomials(points) @ coef
-    return np.sqrt(np.maximum(q.max(axis=0), 0.0))
+    mono = _monomials(points)
+    if len(points) <= 4 * GROUP_POINTS or len(D) < 16:
+        return np.sqrt(np.maximum((mono @ coef).max(axis=0), 0.0))
+    members, reps, radii = _groups(points)
+    at_reps = mono[reps] @ coef                                                      # (J,n) squared
+    best = at_reps.max(axis=0)
+    top = np.sqrt(np.maximum(at_reps, 0.0)) + radii[:, None] * np.sqrt(np.einsum("nij,nij->n", D, D))[None]
+    open_ = top * (1.0 + 1e-9) + 1e-12 >= np.sqrt(np.maximum(best, 0.0))[None]      # (J,n) may hold it
+    for j in np.nonzero(open_.any(axis=1))[0]:
+        cols = np.nonzero(open_[j])[0]
+        best[cols] = np.maximum(best[cols], (mono[members[j]] @ coef[:, cols]).max(axis=0))
+    return np.sqrt(np.maximum(best, 0.0))
 
 
 def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, count: int = 64):
@@ -132,6 +171,7 @@ def _few_planes(normals: np.ndarray, offsets: np.ndarray, areas: np.ndarray, cou
     return normals[keep], offsets[keep]
 
 
+_WITH_ORIGIN: dict[tuple, np.ndarray] = {}      # hull points and the origin, per shape (or forms)
 MOTION_KEY = "between_motion"
 
 
@@ -142,14 +182,45 @@ def motion_of(film: Footage) -> "Motion":
     return film.extra[MOTION_KEY]
 
 
-@dataclass
 class Rates:
-    """Bounds on each body's motion over each frame pair: arrays (B, F-1)."""
+    """Bounds on each body's motion over each frame pair: arrays (B, F-1) W (angular speed), dW
+    (angular acceleration), M (acceleration of any hull point or the origin) and S (speed of any hull
+    point or the origin). S is the chain's bound (`upper`) lowered by the hull's farthest chord;
+    that takes a product over the hull's points, so it is worked out where asked (`speed`), and all
+    of it when S is read whole."""
 
-    W: np.ndarray           # angular speed
-    dW: np.ndarray          # angular acceleration
-    S: np.ndarray           # speed of any hull point or the origin
-    M: np.ndarray           # acceleration of any hull point or the origin
+    def __init__(self, W: np.ndarray, dW: np.ndarray, upper: np.ndarray, M: np.ndarray, chord):
+        self.W, self.dW, self.M, self.upper = W, dW, M, upper
+        self._S = upper.copy()
+        self._open = np.zeros(upper.shape, bool)        # where the chord may still lower it
+        self._chord = chord                             # (body, frame pairs) -> the farthest chord there
+
+    def mark(self, body: int, ks: np.ndarray) -> None:
+        self._open[body, ks] = True
+
+    @property
+    def S(self) -> np.ndarray:
+        b, k = np.nonzero(self._open)
+        self._tighten(b, k)
+        return self._S
+
+    def speed(self, bodies, ks) -> np.ndarray:
+        """S at (bodies, ks) (broadcast together)."""
+        bodies, ks = np.broadcast_arrays(np.asarray(bodies, np.int64), np.asarray(ks, np.int64))
+        if bodies.size:
+            todo = self._open[bodies, ks]
+            if todo.any():
+                self._tighten(bodies[todo], ks[todo])
+        return self._S[bodies, ks]
+
+    def _tighten(self, b: np.ndarray, k: np.ndarray) -> None:
+        if len(b) == 0:
+            return
+        key = np.unique(np.stack([b, k], axis=1), axis=0)
+        for body in np.unique(key[:, 0]):
+            at = key[key[:, 0] == body, 1]
+            self._S[body, at] = np.minimum(self._S[body, at], self._chord(int(body), at) + 0.5 * self.M[body, at])
+            self._open[body, at] = False
 
 
 class Motion:
@@ -242,24 +313,35 @@ class Motion:
         film = self.film
         B, n = len(film.names), self.n
         out = [np.zeros((B, max(n - 1, 0))) for _ in range(4)]
+        opened = []
         for i in range(B):
             pts = hull_points(film.shapes[i])
             rho = float(np.max(np.linalg.norm(pts, axis=1), initial=0.0))
             W, dW, S, M = self._chain(i, rho)
             if n > 1:
                 w = film.world[i, :n]
-                if i in film.forms:          # its shape changes: the union of its forms' hulls
-                    pts = np.concatenate([hull_points(s) for s in film.forms[i][0]])
-                D, dv = w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3]
+                dv = w[1:, :3, 3] - w[:-1, :3, 3]
                 # the farthest chord is at least the origin's: only where the chain's bound exceeds that
                 # (plus M/2) can the hull's chords lower it
-                at = np.nonzero(S > np.linalg.norm(dv, axis=1) + 0.5 * M)[0]
-                if len(at):
-                    d = farthest(np.vstack([pts, np.zeros((1, 3))]), D[at], dv[at])     # the origin too
-                    S[at] = np.minimum(S[at], d + 0.5 * M[at])
+                opened.append((i, np.nonzero(S > np.linalg.norm(dv, axis=1) + 0.5 * M)[0]))
             for a, v in zip(out, (W, dW, S, M)):
                 a[i] = v
-        return Rates(*out)
+        rates = Rates(*out, chord=self._farthest_chord)
+        for i, at in opened:
+            rates.mark(i, at)
+        return rates
+
+    def _farthest_chord(self, i: int, at: np.ndarray) -> np.ndarray:
+        """(len(at),) how far any hull point of body i (or its origin) goes over frame pairs at."""
+        film = self.film
+        shapes = film.forms[i][0] if i in film.forms else [film.shapes[i]]   # a shape that changes: all its forms
+        key = tuple(s.hash for s in shapes)
+        pts = _WITH_ORIGIN.get(key)
+        if pts is None:
+            pts = _WITH_ORIGIN[key] = np.vstack([hull_points(s) for s in shapes] + [np.zeros((1, 3))])  # the origin too
+        w = film.world[i]
+        D, dv = w[at + 1, :3, :3] - w[at, :3, :3], w[at + 1, :3, 3] - w[at, :3, 3]
+        return farthest(pts, D, dv)
 
     def _chain(self, i: int, rho: float) -> tuple[np.ndarray, ...]:
         """W, dW, S, M of points within rho of body i's origin, from its chain of motions."""

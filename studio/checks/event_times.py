@@ -21,7 +21,8 @@ from studio.checks.between import hull_planes, hull_points, motion_of
 from studio.checks.contacts import similar_inverse, tau, world_boxes
 from studio.checks.footage import Footage
 from studio.checks.probe import Probe, earliest, envelope
-from studio.checks.sweep_bounds import PairMotion, mesh_distance
+from studio.checks.shape import Shape
+from studio.checks.sweep_bounds import PairMotion, fills_hull, hull_gap, mesh_distance
 
 RESOLUTION_T = 0.01         # frames: how finely an event's first time is located (said to a tenth)
 
@@ -44,14 +45,53 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
     ia, ib = film.index(a), film.index(b)
     motion = motion_of(film)
     t_ab = tau(film.shapes[ia].thickness, film.shapes[ib].thickness)
-    lows = _contact_lows(film, ia, ib, np.r_[ks, ks[-1] + 1], gap, idx, t_ab)
-    bound = PairMotion(film, motion).bound(ia, ib, ks, np.full(len(ks), t_ab))
+    sa, sb = film.shapes[ia], film.shapes[ib]
+    # two bodies that fill their hulls: the hulls' gap is theirs but for a sliver and the surface
+    # samples, so a measurement proves little more; it is made only where the search needs the answer
+    rigid = film.scale is None and ia not in film.skins and ib not in film.skins    # hulls that hold them
+    tight = rigid and fills_hull(sa) and fills_hull(sb)
+    lows = _contact_lows(film, ia, ib, np.r_[ks, ks[-1] + 1], gap, idx, t_ab, tight, rigid)
+    pm = PairMotion(film, motion)
+    # frame pairs the box corners' bounds (cheap, looser) keep above the level are passed over; the
+    # hulls' bounds are worked out for the rest
+    keep = np.arange(len(ks))
+    if rigid:
+        L1, floor1, h0, h1 = pm.coarse(np.full(len(ks), ia), np.full(len(ks), ib), ks)
+        keep = np.nonzero(np.maximum(envelope(np.maximum(lows[:-1], h0), np.maximum(lows[1:], h1), L1), floor1)
+                          <= level)[0]
+    ks, lows = ks[keep], np.c_[lows[:-1], lows[1:]][keep]
+    bound = pm.bound(ia, ib, ks, np.full(len(ks), t_ab), balls=False)
     probe = Probe(film, motion)
 
+    def meets(k: int, t: float, pw: np.ndarray):
+        def ask() -> bool:
+            if sample_within(sa, sb, (similar_inverse(pw[1]) @ pw[0])[0], level):
+                return True
+            return bool(probe.at([ia], [ib], [k], [t], [level], pair_w=pw)["r"][0] <= level)
+        return ask
+
+    # the search asks only at multiples of its finest stretch: the poses there are drawn at once
+    steps = 1 << int(np.ceil(np.log2(1.0 / RESOLUTION_T)))
+    grid: dict[int, np.ndarray] = {}
+
+    def poses(k: int, t: float) -> np.ndarray:
+        i = t * steps
+        if abs(i - round(i)) > 1e-9:
+            return probe.pair_world(np.array([ia]), np.array([ib]), np.array([k]), np.array([t]))
+        if k not in grid:
+            u = np.arange(steps + 1) / steps
+            grid[k] = probe.pair_world(np.full(len(u), ia), np.full(len(u), ib), np.full(len(u), k), u)
+        return grid[k][:, [int(round(i))]]
+
     def fn(k: int):
-        def at(t: float, need: float) -> tuple[float, bool]:
+        def at(t: float, need: float) -> tuple[float, object]:
             theta = max(need, level)
-            pw = probe.pair_world(np.array([ia]), np.array([ib]), np.array([k]), np.array([t]))
+            pw = poses(k, t)
+            hull = float(hull_gap(sa, sb, similar_inverse(pw[1]) @ pw[0])[0]) if rigid else -np.inf
+            if hull > theta:
+                return hull, False
+            if tight:
+                return (hull, False) if hull > level else (hull, meets(k, t, pw))
             floor = plane_floor(film, ia, ib, pw[0], pw[1])      # a hull's planes, where they prove it apart
             if floor > theta:
                 return floor, False
@@ -73,14 +113,31 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
                     return float(r["low"][0]), False
             return float(r["r"][0]), True
         return at
+    near = np.nonzero(np.maximum(envelope(lows[:, 0], lows[:, 1], bound.L), bound.floor) <= level)[0]
+    floor = bound.floor.copy()                 # and a round body's floor where the rest did not settle it
+    floor[near] = np.maximum(floor[near], pm.ball_floor(ia, ib, ks[near], np.full(len(near), t_ab)))
     for j, k in enumerate(ks):
-        la, lb = lows[j], lows[j + 1]
-        if max(float(envelope(la, lb, bound.L[j])), float(bound.floor[j])) > level:
+        la, lb = lows[j]
+        if max(float(envelope(la, lb, bound.L[j])), float(floor[j])) > level:
             continue
         t = earliest(fn(int(k)), la, lb, float(bound.L[j]), level, met_b=False, resolution=RESOLUTION_T)
         if t is not None:
             return float(film.frames[k]) + t
     return None
+
+
+def sample_within(sa: Shape, sb: Shape, rel: np.ndarray, level: float, few: int = 16) -> bool:
+    """Whether one of A's surface samples is proven within `level` of B's surface (rel: A-local ->
+    B-local, rigid): the pair query would then find the pair within it, since it measures every
+    sample that may be exactly (checks.contacts). The few samples nearest B's hull are measured."""
+    pts = sa.points @ rel[:3, :3].T + rel[:3, 3]
+    planes = hull_planes(sb)
+    if planes is not None:
+        near = (pts @ planes[0].T - planes[1]).max(axis=1)
+    else:
+        near = np.linalg.norm(np.maximum(0.0, np.maximum(np.asarray(sb.lo) - pts, pts - np.asarray(sb.hi))), axis=1)
+    pick = np.argsort(near)[:few]
+    return bool(np.any(sb.surface_distance(pts[pick]) <= level))
 
 
 def plane_floor(film: Footage, ia: int, ib: int, wa: np.ndarray, wb: np.ndarray) -> float:
@@ -101,9 +158,10 @@ def plane_floor(film: Footage, ia: int, ib: int, wa: np.ndarray, wb: np.ndarray)
 
 
 def _contact_lows(film: Footage, ia: int, ib: int, frames: np.ndarray, gap: np.ndarray, idx: np.ndarray,
-                  t_ab: float) -> np.ndarray:
+                  t_ab: float, tight: bool = False, hulls: bool = True) -> np.ndarray:
     """Proven lower bounds of the pair's gap at frames: above tau where the per-frame gap says so,
-    the boxes' distance, and the meshes' exact distance where they are apart."""
+    the boxes' distance, and where they are apart the hulls' gap and (unless both bodies fill their
+    hulls: tight) the meshes' exact distance; hulls: whether the bodies' hulls hold them (not a skin)."""
     per = dict(zip(idx.tolist(), gap.tolist()))
     w = film.world[[ia, ib]][:, frames]
     lo, hi = world_boxes([film.shapes[ia], film.shapes[ib]], w)
@@ -113,7 +171,10 @@ def _contact_lows(film: Footage, ia: int, ib: int, frames: np.ndarray, gap: np.n
     apart = np.nonzero((box > 0) | (g > t_ab))[0]
     if len(apart) and film.scale is None:
         rel = similar_inverse(w[1, apart]) @ w[0, apart]
-        low[apart] = np.maximum(low[apart], mesh_distance(film.shapes[ia], film.shapes[ib], rel))
+        if hulls:
+            low[apart] = np.maximum(low[apart], hull_gap(film.shapes[ia], film.shapes[ib], rel))
+        if not tight:
+            low[apart] = np.maximum(low[apart], mesh_distance(film.shapes[ia], film.shapes[ib], rel))
     return low
 
 

@@ -124,8 +124,9 @@ def earliest(fn, la: float, lb: float, L: float, level: float, met_b: bool = Tru
              resolution: float = TIME_RESOLUTION) -> float | None:
     """The earliest fraction t in (0, 1] where fn says a function meets `level` (at or below it).
 
-    fn(t, need) -> (a proven lower bound at t, whether it meets the level there); `need` is the
-    bound that would settle both halves around t. la, lb: lower bounds at the ends; L: the
+    fn(t, need) -> (a proven lower bound at t, whether it meets the level there, or a function of
+    no arguments that says so, asked only where the answer is needed: at a stretch the search stops
+    halving); `need` is the bound that would settle both halves around t. la, lb: lower bounds at the ends; L: the
     function's slope bound over the whole stretch; met_b: whether it meets the level at t = 1.
     Stretches whose bound stays above the level are passed over; the rest are halved, left first,
     down to `resolution` (a fraction of the stretch)."""
@@ -134,7 +135,7 @@ def earliest(fn, la: float, lb: float, L: float, level: float, met_b: bool = Tru
         ta, tb, ga, gb, mb = stack.pop()
         h = tb - ta
         if h <= resolution or 0.5 * L * h <= RESOLUTION or envelope(ga, gb, L * h) > level:
-            if mb:
+            if mb() if callable(mb) else mb:
                 return tb
             continue
         tm = 0.5 * (ta + tb)

@@ -348,6 +348,22 @@ class Shape:
                 p[i:i + (1 << 16)], *self._vf, igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER)
         return d, closest
 
+    def surface_distance(self, p: np.ndarray) -> np.ndarray:
+        """Exact unsigned distance of local points (N,3) to the surface (libigl's tree, built once)."""
+        p = np.ascontiguousarray(np.asarray(p, float).reshape(-1, 3))
+        if len(p) == 0:
+            return np.zeros(0)
+        if not hasattr(self, "_vf"):
+            self._vf = (np.ascontiguousarray(self.mesh.vertices, float), np.ascontiguousarray(self.mesh.faces, np.int64))
+        tree = _TREES.get(self.hash)
+        if tree is None:
+            import igl
+            if not _TREES:
+                atexit.register(_TREES.clear)
+            tree = _TREES[self.hash] = (igl.AABB(), self._vf[0][self._vf[1]])
+            tree[0].init(*self._vf)
+        return np.sqrt(np.maximum(tree[0].squared_distance(*self._vf, p)[0], 0.0))
+
     def contains(self, p: np.ndarray) -> np.ndarray:
         """Whether local points (N,3) lie inside the body (the sign of `exact_signed`)."""
         return self.exact_signed(p)[0] < 0

@@ -47,7 +47,7 @@ from studio.checks.contacts import similar_inverse
 from studio.checks.footage import Footage
 from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
 from studio.checks.sweep_skins import skin_columns, sweep_skins
-from studio.checks.sweep_bounds import PLANES, PairMotion, heights, mesh_distance
+from studio.checks.sweep_bounds import PLANES, PairMotion, heights, hull_gap, mesh_distance
 
 DEPTH_RESOLUTION = 1e-4     # metres: how exactly the deepest point is found
 MAX_LEVELS = 40            # halvings of a frame pair: down to 2^-40 of a frame
@@ -105,7 +105,7 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     low = _frame_lows(film, counted, taus)                                           # (F,P), nan: fails at the frame
     R = motion.rates
     tau_lo = np.minimum(taus[:-1], taus[1:])
-    L = R.S[a_all].T + R.S[b_all].T                                                  # (F-1,P)
+    L = R.upper[a_all].T + R.upper[b_all].T          # (F-1,P) the chains' speeds: never below S (see below)
     l0, l1 = low[:-1], low[1:]
     open_ = ~(np.isnan(l0) | np.isnan(l1))
     if film.forms:                       # a body whose proportions change between the frames is not swept
@@ -134,6 +134,11 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
         open_ &= ~skinned[None]
     with np.errstate(invalid="ignore"):
         settled = envelope(l0, l1, L) > -tau_lo - RESOLUTION
+        # where the chains' speeds did not settle it, the speeds the hulls' chords tighten (a lower
+        # slope only ever settles more, so this is the same as taking those everywhere)
+        fk, fp = np.nonzero(open_ & ~settled)
+        L[fk, fp] = R.speed(a_all[fp], fk) + R.speed(b_all[fp], fk)
+        settled[fk, fp] = envelope(l0[fk, fp], l1[fk, fp], L[fk, fp]) > -tau_lo[fk, fp] - RESOLUTION
     cand = open_ & ~settled
     metrics["settled_by_bounds"] = int((open_ & settled).sum())
     ks, ps = np.nonzero(cand)
@@ -155,11 +160,31 @@ def sweep(film: Footage, motion: Motion | None = None) -> tuple[list[dict], dict
     done = s.settled()
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
     s = s.take(~done)
+    # a round body's floor (its centre's path), where the rest did not settle the frame pair
+    for p in np.unique(s.p):
+        sel = np.nonzero(s.p == p)[0]
+        s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(int(a_all[p]), int(b_all[p]), s.k[sel], s.tl[sel],
+                                                               apart=s.la[sel] > 0))
+    by_plane = s.floor > -s.tl
+    metrics["settled_by_planes"] += int(by_plane.sum())
+    done = s.settled()
+    metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
+    s = s.take(~done)
+    # touching or resting ends by their hulls' gap (a separating axis, fast)
+    _hull_ends(film, a_all, b_all, s, apart=False)
+    done = s.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
+    s = s.take(~done)
     # ends apart: at least their distance (where no convex body's planes already bound them), first
-    # with the heavier body's box for it (fast, never farther), then exact where that did not settle
+    # with the heavier body's box for it (fast, never farther), then by the hulls' gap, then exact
+    # where those did not settle
     rough = s.take(np.ones(len(s), bool))
     rough.la, rough.lb = _apart_ends(film, a_all, b_all, s, coarse=True)
     done = rough.settled()
+    metrics["settled_by_bounds"] += int(done.sum())
+    s = s.take(~done)
+    _hull_ends(film, a_all, b_all, s, apart=True)
+    done = s.settled()
     metrics["settled_by_bounds"] += int(done.sum())
     s = s.take(~done)
     s.la, s.lb = _apart_ends(film, a_all, b_all, s)
@@ -198,9 +223,8 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, l0, l1, tau_lo) -> S
     s = Stretches(ks, ps, np.zeros(n), np.ones(n), l0[ks, ps], l1[ks, ps], np.zeros(n), np.full(n, -np.inf),
                   tau_lo[ks, ps], np.full(n, -1), np.zeros((n, PLANES, 3)), np.zeros((n, PLANES)), np.zeros(n),
                   np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
-    for p in np.unique(ps):
-        sel = np.nonzero(ps == p)[0]
-        b = rel.bound(int(a_all[p]), int(b_all[p]), ks[sel], s.tl[sel])
+    for sel in _by_shapes(film, a_all[ps], b_all[ps]):         # pairs of the same two shapes at once
+        b = rel.bound(a_all[ps[sel]], b_all[ps[sel]], ks[sel], s.tl[sel], balls=False)
         s.L[sel], s.floor[sel], s.side[sel] = b.L, b.floor, b.side
         s.normals[sel], s.offsets[sel], s.stray[sel], s.ha[sel], s.hb[sel] = b.normals, b.offsets, b.stray, b.h0, b.h1
     # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
@@ -352,6 +376,15 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         touching = (lm > -theta) & (lm <= 0)
         ask = np.nonzero(np.isfinite(need) & ~held & ~(lm > need) & ~touching)[0]
         if len(ask):
+            # first by the hulls' gap at the middle (fast), as by the planes; where the hulls are apart, a
+            # measurement is made only if the surfaces could be far enough apart to settle both halves
+            hg, up = _hull_gaps(film, a_all, b_all, s.p[ask], pw[:, ask], high=True)
+            lm[ask] = np.maximum(lm[ask], hg)
+            touching = (lm > -theta) & (lm <= 0)
+            # (or, nearer than half the threshold, a measurement at it could only find them touching)
+            futile = (lm[ask] > 0) & ((np.maximum(up, theta[ask]) <= need[ask]) | (up <= 0.5 * theta[ask]))
+            ask = ask[~(lm[ask] > need[ask]) & ~touching[ask] & ~futile]
+        if len(ask):
             p = s.p[ask]
             res = probe.at(a_all[p], b_all[p], s.k[ask], tm[ask], theta[ask], need=need[ask], pair_w=pw[:, ask])
             probes += int(res["ran"].sum())
@@ -401,6 +434,47 @@ def _give_up(s: Stretches, keys: set, closest: dict, spent: dict, unresolved: di
             u = unresolved.setdefault(key, {"bound": np.inf, "tau": float(s.tl[i]), "stretches": spent.get(key, 0),
                                             "closest": closest.get(key)})
             u["bound"] = min(u["bound"], float(bound[i]))
+
+
+def _hull_ends(film: Footage, a_all, b_all, s: Stretches, apart: bool) -> None:
+    """Raise the stretches' end bounds by the hulls' gap there: at the ends known apart (apart) or
+    at the others."""
+    w = film.world
+    for end, frames in (("la", s.k), ("lb", s.k + 1)):
+        lows = getattr(s, end)
+        at = np.nonzero((lows > 0) == apart)[0]
+        if len(at):
+            p, f = s.p[at], frames[at]
+            lows[at] = np.maximum(lows[at], _hull_gaps(film, a_all, b_all, p,
+                                                       np.stack([w[a_all[p], f], w[b_all[p], f]])))
+
+
+def _by_shapes(film: Footage, a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
+    """Indices of the pairs (bodies a, b) grouped by their two shapes."""
+    if len(a) == 0:
+        return []
+    code = {}
+    ids = np.array([code.setdefault(sh.hash, len(code)) for sh in film.shapes])
+    key = ids[a] * len(code) + ids[b]
+    order = np.argsort(key, kind="stable")
+    cuts = np.nonzero(np.diff(key[order]))[0] + 1
+    return np.split(order, cuts)
+
+
+def _hull_gaps(film: Footage, a_all, b_all, p: np.ndarray, pair_w: np.ndarray, high: bool = False):
+    """(n,) the hulls' gap (sweep_bounds.hull_gap, a proven lower bound) of counted pairs p at world
+    poses pair_w (2,n,4,4); -inf where a body has no hull or bodies change size. high: also how far
+    apart the surfaces are at most (inf where not known)."""
+    out, up = np.full(len(p), -np.inf), np.full(len(p), np.inf)
+    if film.scale is None and len(p):
+        rel = similar_inverse(pair_w[1]) @ pair_w[0]
+        for sel in _by_shapes(film, a_all[p], b_all[p]):
+            got = hull_gap(film.shapes[a_all[p[sel[0]]]], film.shapes[b_all[p[sel[0]]]], rel[sel], high=high)
+            if high:
+                out[sel], up[sel] = got
+            else:
+                out[sel] = got
+    return (out, up) if high else out
 
 
 def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) -> np.ndarray:

@@ -128,16 +128,102 @@ def segment_distance(sb: Shape, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
     """(Q,) exact distance from each segment p0..p1 (B-local) to B's surface; 0 where it touches it."""
     ob = fcl.CollisionObject(model(sb), fcl.Transform())
     out = np.zeros(len(p0))
+    d = p1 - p0
+    length = np.linalg.norm(d, axis=1)
+    z = np.where(length[:, None] > 1e-12, d / np.maximum(length, 1e-300)[:, None], [0.0, 0.0, 1.0])
+    x = np.cross(z, np.where(np.abs(z[:, :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    rot = np.stack([x, np.cross(z, x), z], axis=2)               # columns x, y, z: the capsule along z
+    mid = 0.5 * (p0 + p1)
+    request = fcl.DistanceRequest()
     for q in range(len(p0)):
-        d = p1[q] - p0[q]
-        length = float(np.linalg.norm(d))
-        z = d / length if length > 1e-12 else np.array([0.0, 0.0, 1.0])
-        x = np.cross(z, [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0])
-        x /= np.linalg.norm(x)
-        rot = np.stack([x, np.cross(z, x), z], axis=1)
-        seg = fcl.CollisionObject(fcl.Capsule(0.0, length), fcl.Transform(rot, 0.5 * (p0[q] + p1[q])))
-        out[q] = max(float(fcl.distance(seg, ob, fcl.DistanceRequest(), fcl.DistanceResult())), 0.0)
+        seg = fcl.CollisionObject(fcl.Capsule(0.0, float(length[q])), fcl.Transform(rot[q], mid[q]))
+        out[q] = max(float(fcl.distance(seg, ob, request, fcl.DistanceResult())), 0.0)
     return out
+
+
+_CONVEX: dict[str, object] = {}
+_GJK = fcl.DistanceRequest(enable_nearest_points=True, enable_signed_distance=True,
+                           gjk_solver_type=fcl.GJKSolverType.GST_INDEP)
+
+
+def convex_model(shape: Shape):
+    """The convex hull of the shape's hull points as a python-fcl convex shape (None where it has none)."""
+    got = _CONVEX.get(shape.hash, False)
+    if got is False:
+        try:
+            import trimesh
+            hull = trimesh.convex.convex_hull(hull_points(shape))
+            faces = np.c_[np.full(len(hull.faces), 3), hull.faces].astype(np.int64).ravel()
+            got = fcl.Convex(np.asarray(hull.vertices, float), len(hull.faces), faces)
+        except Exception:       # flat or degenerate: no hull
+            got = None
+        _CONVEX[shape.hash] = got
+    return got
+
+
+_FILLS: dict[str, bool] = {}
+
+
+def fills_hull(shape: Shape, share: float = 0.99) -> bool:
+    """Whether the body fills `share` of its hull's volume (a closed mesh; none does that is flat):
+    its hull's distance to anything is then its own but for a sliver."""
+    got = _FILLS.get(shape.hash)
+    if got is None:
+        try:
+            import trimesh
+            hull = trimesh.convex.convex_hull(hull_points(shape)).volume
+            got = bool(hull > 0 and closed_volume(shape.mesh.vertices, shape.mesh.faces) >= share * hull)
+        except Exception:       # flat or degenerate
+            got = False
+        _FILLS[shape.hash] = got
+    return got
+
+
+def hull_gap(sa: Shape, sb: Shape, rel: np.ndarray, high: bool = False):
+    """(Q,) a proven lower bound of the pair's gap at relative poses rel (A-local -> B-local, rigid),
+    tight for bodies that fill their hulls: their separation along one axis n, min over A's hull
+    points of n·x less max over B's of n·x. Any axis bounds the gap from below (apart along n, every
+    point of A is that far from B; overlapping, moving A that far along n parts them, and no sample
+    is deeper in the other body, nor is a convex pair's separating depth larger than that move). The
+    axes tried are those of python-fcl's GJK/EPA between the two hulls (their nearest points, both
+    ways round) and the line between the hulls' middles; the figure is taken from the points
+    themselves, so it holds whatever the solver's tolerance. -inf where a body has no hull.
+    high: also (Q,) how far apart the surfaces are at most where the hulls are apart (the nearest
+    points' distance plus each one's distance to its body's surface; inf elsewhere): what a
+    measurement there could prove at best."""
+    Q = len(rel)
+    ca, cb = convex_model(sa), convex_model(sb)
+    if Q == 0 or ca is None or cb is None:
+        return (np.full(Q, -np.inf), np.full(Q, np.inf)) if high else np.full(Q, -np.inf)
+    pa, pb = hull_points(sa), hull_points(sb)
+    oa, ob = fcl.CollisionObject(ca, fcl.Transform()), fcl.CollisionObject(cb, fcl.Transform())
+    axes = np.zeros((Q, 2, 3))
+    middle = rel[:, :3, :3] @ pa.mean(axis=0) + rel[:, :3, 3] - pb.mean(axis=0)
+    axes[:, 1] = middle
+    near = np.zeros((Q, 2, 3))
+    for q in range(Q):
+        oa.setTransform(fcl.Transform(rel[q, :3, :3], rel[q, :3, 3]))
+        res = fcl.DistanceResult()
+        fcl.distance(oa, ob, _GJK, res)
+        near[q] = res.nearest_points
+    axes[:, 0] = near[:, 0] - near[:, 1]
+    size = np.linalg.norm(axes, axis=2, keepdims=True)
+    axes = np.where(size > 1e-12, axes / np.maximum(size, 1e-300), np.array([0.0, 0.0, 1.0]))
+    axes = np.concatenate([axes, -axes], axis=1)                                  # (Q,4,3) in B's frame
+    local = np.einsum("qji,qkj->qki", rel[:, :3, :3], axes)                       # the axes in A's frame
+    low_a = np.einsum("vi,qki->qkv", pa, local).min(axis=2) + np.einsum("qki,qi->qk", axes, rel[:, :3, 3])
+    high_b = np.einsum("vi,qki->qkv", pb, axes).max(axis=2)
+    low = (low_a - high_b).max(axis=1)
+    if not high:
+        return low
+    up = np.full(Q, np.inf)
+    apart = np.nonzero(low > 0)[0]
+    if len(apart):
+        in_a = np.einsum("qji,qj->qi", rel[apart, :3, :3], near[apart, 0] - rel[apart, :3, 3])   # A-local
+        up[apart] = np.linalg.norm(near[apart, 0] - near[apart, 1], axis=1) + sa.surface_distance(in_a) + \
+            sb.surface_distance(near[apart, 1])
+    return low, up
 
 
 _BOXES: dict[str, np.ndarray] = {}
@@ -198,13 +284,15 @@ class PairMotion:
 
     def __init__(self, film: Footage, motion: Motion):
         self.film, self.motion = film, motion
-        self._outside: dict[tuple[int, int, int], bool] = {}
 
-    def bound(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray) -> PairBounds:
-        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau)."""
+    def bound(self, a, b, ks: np.ndarray, taus: np.ndarray, balls: bool = True) -> PairBounds:
+        """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau); balls: with the
+        round bodies' floor (`ball_floor`, which may be added later where the rest did not settle).
+        Without it, a and b may be arrays as long as ks, of bodies of one shape each (several pairs
+        at once)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
-        out = PairBounds(R.S[a, ks] + R.S[b, ks], np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
+        out = PairBounds(R.speed(a, ks) + R.speed(b, ks), np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
                          np.zeros((n, PLANES)), np.zeros(n), np.full((n, PLANES), -np.inf),
                          np.full((n, PLANES), -np.inf))
         if film.scale is not None or n == 0:
@@ -214,10 +302,10 @@ class PairMotion:
         t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
         best = np.full(n, -np.inf)
         for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
-            pts = hull_points(film.shapes[this])
+            pts = hull_points(film.shapes[int(np.ravel(this)[0])])
             L_rel, acc = self._relative(this, other, ks, pts, r0, r1)
             out.L = np.minimum(out.L, L_rel)
-            planes = hull_planes(film.shapes[other])
+            planes = hull_planes(film.shapes[int(np.ravel(other)[0])])
             if planes is not None:
                 nrm, off = _facing(planes, r0[:, :3, :3] @ pts.mean(axis=0) + r0[:, :3, 3])
                 h0, h1 = heights(pts, r0, nrm, off), heights(pts, r1, nrm, off)
@@ -227,10 +315,30 @@ class PairMotion:
                 out.side[take] = side
                 out.normals[take], out.offsets[take], out.stray[take] = nrm[take], off[take], acc[take]
                 out.h0[take], out.h1[take] = h0[take], h1[take]
+        out.floor = np.maximum(out.floor, best)
+        if balls:
+            out.floor = np.maximum(out.floor, self.ball_floor(a, b, ks, taus, t0, t1))
+        return out
+
+    def ball_floor(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, t0: np.ndarray | None = None,
+                   t1: np.ndarray | None = None, apart: np.ndarray | None = None) -> np.ndarray:
+        """(n,) the round bodies' floor under the pair's gap over frame pairs ks (-inf where neither
+        body is round within tau); t0, t1: A-local -> B-local at the two frames, if known; apart:
+        where the two are known apart at the first frame (a round body's centre, inside it, is then
+        outside the other)."""
+        film = self.film
+        out = np.full(len(ks), -np.inf)
+        if film.scale is not None or len(ks) == 0:
+            return out
+        if t0 is None:
+            w = film.world
+            t0 = similar_inverse(w[b, ks]) @ w[a, ks]
+            t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        for this, other, r0, r1 in ((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1))):
             c, r_in, r_out = ball(film.shapes[this])
             if r_out - r_in < float(np.min(taus)):
-                out.floor = np.maximum(out.floor, self._ball_floor(this, other, ks, r0, r1, c, r_out))
-        out.floor = np.maximum(out.floor, best)
+                out = np.maximum(out, self._ball_floor(this, other, ks, r0, r1, c, r_out,
+                                                       None if apart is None or r_in <= 0 else apart))
         return out
     def coarse(self, a: np.ndarray, b: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, ...]:
         """Looser bounds than `bound`, cheap, for many pairs at once (bodies a, b, frame pairs ks, arrays
@@ -239,7 +347,7 @@ class PairMotion:
         corner above the best plane (h0, h1: the gap's bound there)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
-        L = R.S[a, ks] + R.S[b, ks]
+        L = R.speed(a, ks) + R.speed(b, ks)
         floor, h0, h1 = np.full(n, -np.inf), np.full(n, -np.inf), np.full(n, -np.inf)
         if film.scale is not None or n == 0:
             return L, floor, h0, h1
@@ -254,7 +362,7 @@ class PairMotion:
             p1 = np.einsum("nij,nvj->nvi", r1[:, :3, :3], pts) + r1[:, None, :3, 3]
             chord = np.linalg.norm(p1 - p0, axis=2).max(axis=1)
             reach = np.maximum(np.linalg.norm(p0, axis=2).max(axis=1), np.linalg.norm(p1, axis=2).max(axis=1))
-            lam = reach + 0.5 * (R.S[this, ks] + R.S[other, ks])
+            lam = reach + 0.5 * (R.speed(this, ks) + R.speed(other, ks))
             Wo = R.W[other, ks]
             K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -278,7 +386,7 @@ class PairMotion:
         R = self.motion.rates
         chord = farthest(pts, r1[:, :3, :3] - r0[:, :3, :3], r1[:, :3, 3] - r0[:, :3, 3])
         reach = np.maximum(farthest(pts, r0[:, :3, :3], r0[:, :3, 3]), farthest(pts, r1[:, :3, :3], r1[:, :3, 3]))
-        lam = reach + 0.5 * (R.S[this, ks] + R.S[other, ks])
+        lam = reach + 0.5 * (R.speed(this, ks) + R.speed(other, ks))
         Wo = R.W[other, ks]
         K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -286,13 +394,13 @@ class PairMotion:
         return speed, K + 2.0 * Wo * speed
 
     def _ball_floor(self, this: int, other: int, ks: np.ndarray, r0: np.ndarray, r1: np.ndarray,
-                    c: np.ndarray, r_out: float) -> np.ndarray:
+                    c: np.ndarray, r_out: float, outside: np.ndarray | None = None) -> np.ndarray:
         film = self.film
         c0 = r0[:, :3, :3] @ c + r0[:, :3, 3]
         c1 = r1[:, :3, :3] @ c + r1[:, :3, 3]
         S, M = self.motion.point_rates(film.names[this], c[None])
         R = self.motion.rates
-        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S[ks] + R.S[other, ks])
+        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S[ks] + R.speed(other, ks))
         Wo = R.W[other, ks]
         K = M[ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -301,17 +409,30 @@ class PairMotion:
         stray = (K + 2.0 * Wo * speed) / 8.0
         d = segment_distance(film.shapes[other], c0, c1)
         out = np.full(len(ks), -np.inf)
-        for i in np.nonzero((d > 0) & np.isfinite(stray))[0]:
-            if self._is_outside(other, this, int(ks[i]), c0[i]):
-                out[i] = d[i] - stray[i] - r_out
+        at = np.nonzero((d > 0) & np.isfinite(stray))[0]
+        if len(at):
+            known = np.zeros(len(at), bool) if outside is None else np.asarray(outside, bool)[at]
+            known[~known] = self._outside_of(other, c0[at[~known]])
+            out[at[known]] = d[at[known]] - stray[at[known]] - r_out
         return out
 
-    def _is_outside(self, other: int, this: int, k: int, point: np.ndarray) -> bool:
-        """Whether this body's centre lies outside the other body at frame k."""
-        key = (other, this, k)
-        if key not in self._outside:
-            self._outside[key] = not inside(np.asarray(self.film.shapes[other].mesh.triangles, float), point)
-        return self._outside[key]
+    def _outside_of(self, other: int, points: np.ndarray) -> np.ndarray:
+        """(n,) whether local points of the other body lie outside it: by its face planes if it is
+        convex, by its distance grid's proven interval where that is above zero, else by the winding
+        number of its triangles."""
+        shape = self.film.shapes[other]
+        if shape.planes is not None:
+            normals, offsets = shape.planes
+            return (points @ normals.T - offsets).max(axis=1) > 0
+        out = np.zeros(len(points), bool)
+        if shape.grid is not None:
+            out = shape.proven(points)[0] > 0
+        triangles = None
+        for i in np.nonzero(~out)[0]:
+            if triangles is None:
+                triangles = np.asarray(shape.mesh.triangles, float)
+            out[i] = not inside(triangles, points[i])
+        return out
 
 
 def _facing(planes, middle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
