@@ -26,19 +26,16 @@ import trimesh
 from studio.scene.kinematics import pose_world
 from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose
-from studio.scene.transforms import quat_from_axis_angle, quat_mul, quat_to_matrix
 from studio.timeline.motion.ik import Goal, IKError, frame_pose, solve_ik
 
 from studio.repair.offline import _chain, _root_change
 
 KINDS = ("grasp", "reach")
 BACK_OFF = (0.0, 0.15, 0.3, 0.45)      # metres short of the targets the root stops, arm's lengths
-STANDS = tuple(round(0.05 * i, 2) for i in range(10))   # the same, finer, where the hands reach the
-                                       # targets themselves (a stand clear of what the body rests on)
 FIT = 0.5                              # share of an event's tolerance an effector may miss by
 LOWER = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)          # metres a character with declared legs may crouch
+MOST = 2                               # root moves kept per standoff (each is checked like a key state)
 RISES = (0.0, 0.9, -0.9)               # shares of a grasp's tolerance a held body sits below or above the hands
-TURN_MIN = np.radians(10.0)            # turns smaller than this are no turn
 STANDOFFS = (None, np.array([0.0, 0.0, 0.6]))   # a hand on its target, or above it by 0.6 tolerance (or
                                                 # 0.6 tolerance nearer the character: holding an edge)
 
@@ -109,15 +106,10 @@ def _first_declared(plan: dict, wanted) -> dict | None:
     return None
 
 
-def _moved(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict,
-           yaw: float = 0.0) -> tuple[Pose, dict] | None:
-    """The pose with the root turned by `yaw` about the vertical through it, then moved by delta and,
-    with declared legs, the feet planted again where they stood (turned and shifted across the floor
-    with the root)."""
+def _moved(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict) -> tuple[Pose, dict] | None:
+    """The pose with the root moved by delta and, with declared legs, the feet planted again where
+    they stood (shifted across the floor with the root)."""
     change = _root_change(pose, root, delta)
-    if yaw:
-        q = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array(yaw))
-        change["to"] = change["to"][:3] + [round(float(v), 9) for v in quat_mul(q, change["from"][3:])]
     moved = pose.copy()
     moved.roots[root] = change["to"]
     if legs:
@@ -127,45 +119,17 @@ def _moved(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict,
             each = legs_of(trial.scene, legs, "repair")
         except ValueError:
             return None
-        c, s_ = np.cos(yaw), np.sin(yaw)
-        at = np.asarray(pose.roots[root][:2], float)
-        feet = {}
-        for k, v in sole_placements(trial.scene, pose, each).items():
-            off = v[:2] - at
-            feet[k] = np.array([at[0] + c * off[0] - s_ * off[1] + delta[0], at[1] + s_ * off[0] + c * off[1] + delta[1],
-                                v[2], v[3] + yaw])
+        feet = {k: v + np.array([delta[0], delta[1], 0.0, 0.0]) for k, v in
+                sole_placements(trial.scene, pose, each).items()}
         moved, err = place_feet(trial.scene, moved, {leg.name: (leg.joints, leg.sole) for leg in each}, feet, 60)
         if err > 0.003:
             return None
     return moved, change
 
 
-def facing_turns(scene, pose: Pose, root: str, toward: np.ndarray) -> list[float]:
-    """Turns of the root about the vertical (radians, smallest first, none first of all) that bring
-    the bearing of `toward` onto one of the root's own horizontal axes: a character turns to face
-    (or to put its side to) what it reaches for with both hands."""
-    m = quat_to_matrix(np.asarray(pose.roots[root][3:], float))
-    v = np.asarray(toward, float)[:2] - np.asarray(pose.roots[root][:2], float)
-    if np.linalg.norm(v) < 1e-6:
-        return [0.0]
-    bearing = np.arctan2(v[1], v[0])
-    out = [0.0]
-    for axis in (m[:, 0], m[:, 1], -m[:, 0], -m[:, 1]):
-        if np.linalg.norm(axis[:2]) < 0.5:          # an axis standing up has no heading
-            continue
-        turn = float((bearing - np.arctan2(axis[1], axis[0]) + np.pi) % (2 * np.pi) - np.pi)
-        if abs(turn) >= TURN_MIN and all(abs(turn - t) >= TURN_MIN for t in out):
-            out.append(turn)
-    return sorted(out, key=abs)
-
-
-def _targets(trial, pose: Pose, ws: list[Want], standoff: np.ndarray | None = None,
-             sides: bool = False) -> dict[str, np.ndarray]:
+def _targets(trial, pose: Pose, ws: list[Want], standoff: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Per effector, where its events want it in this pose (a grasp's surface point moved by
-    `standoff` times its tolerance: off the surface, clear of what the body rests on). The surface
-    point is the one nearest the effector; with `sides`, a body two effectors grasp is taken by its
-    opposite sides instead: each effector at the surface point level with the body's centre, on the
-    side facing it across the floor from the other (palms against a box's sides)."""
+    `standoff` times its tolerance: off the surface, clear of what the body rests on)."""
     scene = trial.scene
     frames = {f.name for f in scene.frames}
     world = pose_world(scene, pose)
@@ -185,21 +149,14 @@ def _targets(trial, pose: Pose, ws: list[Want], standoff: np.ndarray | None = No
         m = body_mesh(scene.body(w.what), trial.project.path).copy()
         m.apply_transform(world[w.what])
         here = frame_pose(scene, pose, w.effector)[:3, 3]
-        others = [v.effector for v in ws if v.kind == "grasp" and v.what == w.what and v.effector != w.effector]
-        if sides and others:
-            across = here - np.mean([frame_pose(scene, pose, e)[:3, 3] for e in others], axis=0)
-            across[2] = 0.0
-            if np.linalg.norm(across) > 1e-6:
-                centre = m.bounds.mean(axis=0)
-                here = centre + across / np.linalg.norm(across) * 2.0 * float(np.linalg.norm(m.extents))
         out[w.effector] = trimesh.proximity.closest_point(m, here[None])[0][0] + \
             (0.0 if standoff is None else standoff * w.tolerance)
     return out
 
 
 def _reach(trial, pose: Pose, ws: list[Want], chains: list[str],
-           standoff: np.ndarray | None = None, sides: bool = False) -> tuple[Pose, float] | None:
-    targets = _targets(trial, pose, ws, standoff, sides)
+           standoff: np.ndarray | None = None) -> tuple[Pose, float] | None:
+    targets = _targets(trial, pose, ws, standoff)
     try:
         return solve_ik(trial.scene, pose, chains, [Goal(e, t) for e, t in targets.items()], 200)
     except IKError:
@@ -267,43 +224,30 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
     dist = float(np.linalg.norm(flat))
     movable = not scene.body(root).is_static and all(scene.group_root(scene.frame(e).body) == root for e in effs)
     if chains and movable:
-        two = any(sum(v.kind == "grasp" and v.what == w.what for v in ws) >= 2 for w in ws)
-        for yaw, sides in [(y, s) for s in ((False, True) if two else (False,))
-                           for y in facing_turns(scene, pose, root, np.mean(list(targets.values()), axis=0))]:
-            turned = _moved(trial, pose, root, np.zeros(3), legs, yaw) if yaw else (pose, None)
-            if turned is None:
-                continue
-            aims = _targets(trial, turned[0], ws, sides=sides)
-            near = np.array([frame_pose(scene, turned[0], e)[:3, 3] for e in aims])
-            way = np.mean(np.array(list(aims.values())) - near, axis=0)
-            way = np.array([way[0], way[1], 0.0])
-            far = float(np.linalg.norm(way))
-            toward = np.asarray(pose.roots[root][:3]) - np.mean(list(aims.values()), axis=0)
-            toward = np.array([toward[0], toward[1], 0.0]) / max(np.linalg.norm(toward[:2]), 1e-9)
-            turn = f"turn {root} {np.degrees(yaw):+.0f}° to face {what}, " if yaw else ""
-            for lift in (*STANDOFFS, 0.6 * toward):
-                for back in STANDS:              # each stand-off, with the least crouch that reaches
-                    found = 0
-                    for drop in (LOWER if legs else (0.0,)):
-                        if found >= 1 or (far <= back and back > 0):
-                            continue
-                        delta = (way * (far - back) / far if far > back else np.zeros(3)) + [0.0, 0.0, -drop]
-                        got = _moved(trial, pose, root, delta, legs, yaw)
-                        if got is None:
-                            continue
-                        moved, change = got
-                        solved = _reach(trial, moved, ws, chains, lift, sides)
-                        if not solved or solved[1] > tol:
-                            continue
-                        found += 1
-                        planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
-                                   for n in sorted(leg_joints) if n not in chains and moved.joints[n] != pose.joints[n]]
-                        off = "" if lift is None else (" above" if lift[2] > 0 else " short of")
-                        out.append((f"{turn}move {root} {np.linalg.norm(delta):.2f} m towards {what}"
-                                    + (f" ({drop * 100:.0f} cm lower, feet planted)" if drop else "")
-                                    + f" and bring {names} to{off} it{' by its sides' if sides else ''} by IK "
-                                      f"({solved[1] * 1000:.1f} mm off)",
-                                    [change] + planted + joints(solved[0])))
+        toward = np.asarray(pose.roots[root][:3]) - np.mean(list(targets.values()), axis=0)
+        toward = np.array([toward[0], toward[1], 0.0]) / max(np.linalg.norm(toward[:2]), 1e-9)
+        for lift in (*STANDOFFS, 0.6 * toward):
+            found = 0
+            for back in BACK_OFF:
+                for drop in (LOWER if legs else (0.0,)):
+                    if found >= MOST or (dist <= back and back > 0):
+                        continue
+                    delta = (flat * (dist - back) / dist if dist > back else np.zeros(3)) + [0.0, 0.0, -drop]
+                    got = _moved(trial, pose, root, delta, legs)
+                    if got is None:
+                        continue
+                    moved, change = got
+                    solved = _reach(trial, moved, ws, chains, lift)
+                    if not solved or solved[1] > tol:
+                        continue
+                    found += 1
+                    planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
+                               for n in sorted(leg_joints) if n not in chains and moved.joints[n] != pose.joints[n]]
+                    off = "" if lift is None else (" above" if lift[2] > 0 else " short of")
+                    out.append((f"move {root} {np.linalg.norm(delta):.2f} m towards {what}"
+                                + (f" ({drop * 100:.0f} cm lower, feet planted)" if drop else "")
+                                + f" and bring {names} to{off} it by IK ({solved[1] * 1000:.1f} mm off)",
+                                [change] + planted + joints(solved[0])))
     out += _bring(trial, pose, ws, root, tol, (0.0, 0.4, 0.8))
     if chains:                           # the arms held out towards it first, from where the root is or nearer
         for back in BACK_OFF if movable else (dist,):
