@@ -179,3 +179,19 @@ def test_a_candidate_that_breaks_a_hold_is_seen_failing_by_the_trial(tmp_path):
     assert events.verdict == "fail"
     assert any(e.get("kind") == "hold" and e.get("body") == "box" for e in events.evidence), events.evidence
     project.close()
+
+
+def test_a_part_on_a_fixed_joint_is_judged_by_the_joints_above_it(tmp_path):
+    """A knob fixed to a door (a fixed joint holds no value): the knob moves with the door's hinge,
+    so neither is in the set when the door opens; the cabinet they hang from is."""
+    from hold_films import door_film
+
+    from studio.timeline.storyboard import list_states
+    project = door_film(tmp_path / "door")
+    scene = load_scene(project)
+    poses = [s.pose for s in list_states(project)]
+    fixed = the_set(scene, project.get_doc("plan"), poses, load_film_tracks(project))
+    assert "cabinet" in fixed and not {"door", "knob"} & fixed
+    shut = [p.copy() for p in poses[:1]] * 2                        # the door shut in both states: kept still
+    assert {"door", "knob"} <= the_set(scene, project.get_doc("plan"), shut, None)
+    project.close()

@@ -301,3 +301,43 @@ def _bring(trial, pose: Pose, ws: list[Want], root: str, tol: float, aways,
                                if r else ""),
                             [_root_change(pose, scene.group_root(body), step)]))
     return out
+
+
+def region_poses(trial, pose: Pose, event: dict) -> list[tuple[str, list[dict]]]:
+    """An unmet enter_region event's subject brought inside its region: the root of its tree (a free
+    body, or a character with its declared legs planted again) moved so the subject's origin stands
+    a tenth of the region in from its faces, at the point nearest where it is, at that height or
+    at other heights inside (what it rests on decides which fit: each must pass its own checks)."""
+    scene, subj = trial.scene, (event.get("subjects") or [None])[0]
+    params = event.get("params") or {}
+    if subj is None or "min" not in params or "max" not in params:
+        return []
+    frames = {f.name for f in scene.frames}
+    if subj in frames:
+        body, at = scene.frame(subj).body, frame_pose(scene, pose, subj)[:3, 3]
+    elif subj in scene.body_names:
+        body, at = subj, pose_world(scene, pose)[subj][:3, 3]
+    else:
+        return []
+    root = scene.group_root(body)
+    if scene.body(root).is_static or root in trial.fixed:
+        return []
+    lo, hi = np.asarray(params["min"], float), np.asarray(params["max"], float)
+    margin = 0.1 * (hi - lo)
+    near = np.clip(at, lo + margin, hi - margin)
+    heights = sorted(dict.fromkeys(round(float(z), 6) for z in
+                                   (near[2], *np.linspace(lo[2] + margin[2], hi[2] - margin[2], 4))),
+                     key=lambda z: abs(z - at[2]))
+    legs = declared_legs(trial.plan, root)
+    out = []
+    for z in heights:
+        delta = np.array([near[0], near[1], z]) - at
+        got = _moved(trial, pose, root, delta, legs)
+        if got is None:
+            continue
+        moved, change = got
+        planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
+                   for n in sorted(moved.joints) if moved.joints[n] != pose.joints[n]]
+        out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm into the region of {event.get('id')}",
+                    [change] + planted))
+    return out

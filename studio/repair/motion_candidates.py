@@ -205,6 +205,10 @@ def key_candidates(trial: FilmTrial, run: FailingRun, passed: list | None = None
                                                             if s["segment"] == run.segment)).completed(trial.scene)
     poses = (event_keys.key_poses(trial, pose, event_wants(trial, run, frame), first)
              if run.check == "EventsSatisfied" else key_poses(trial, run, pose))
+    if run.check == "EventsSatisfied":
+        event = next((e for e in trial.plan.get("events", []) or [] if e.get("id") == run.evidence.get("event")), {})
+        if event.get("kind") == "enter_region":
+            poses += event_keys.region_poses(trial, pose, event)
     for summary, changes in poses:
         try:
             fixed = apply_changes(trial.scene, pose, changes)

@@ -40,8 +40,11 @@ def _path(scene: Scene, body: str) -> tuple[str, list[str]]:
 
 
 def _still(values: np.ndarray) -> bool:
-    values = np.asarray(values, float).reshape(len(values), -1)
-    return bool(len(values) == 0 or np.max(np.abs(values - values[0])) <= HAIR)
+    values = np.asarray(values, float)
+    if values.size == 0:            # no frames, or a joint with no value (a fixed joint): nothing moves
+        return True
+    values = values.reshape(len(values), -1)
+    return bool(np.max(np.abs(values - values[0])) <= HAIR)
 
 
 def fixed_by_plan(scene: Scene, plan: dict | None) -> set[str]:
@@ -62,6 +65,7 @@ def the_set(scene: Scene, plan: dict | None, poses: list[Pose], film: Tracks | N
         if b.name in out:
             continue
         root, joints = _path(scene, b.name)
+        joints = [j for j in joints if scene.joint(j).type != "fixed"]     # a fixed joint holds no value
         roots = [p.roots[root] for p in poses]
         values = {j: [np.atleast_1d(np.asarray(p.joints[j], float)).tolist() for p in poses] for j in joints}
         if film is not None:
