@@ -96,10 +96,11 @@ def verified_on_screen(w) -> bool:
     return bool(rows) and all(r[3] not in ("stale", "missing") for r in rows)
 
 
-def spin() -> None:
-    """A CPU-bound process: other work on the machine."""
-    while True:
-        pass
+def spin(parent: int) -> None:
+    """A CPU-bound process: other work on the machine; it ends when the bench does, however it ends."""
+    while os.getppid() == parent:
+        for _ in range(1_000_000):
+            pass
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -113,7 +114,7 @@ def main() -> None:
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes to run beside it")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-bake-verify-"))
-    busy = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.busy)]
+    busy = [multiprocessing.Process(target=spin, args=(os.getpid(),), daemon=True) for _ in range(args.busy)]
     for b in busy:
         b.start()
     try:
