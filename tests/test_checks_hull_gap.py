@@ -7,58 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import trimesh
-from scipy.spatial import ConvexHull
-from scipy.spatial.transform import Rotation
 
 from studio.checks.contacts import pair_query
 from studio.checks.event_times import sample_within
 from studio.checks.shape import build_shape
 from studio.checks.sweep_bounds import fills_hull, hull_gap
+from minkowski import hulls_gap, poses
 
 TAU = 0.005
-
-
-def origin_to_triangle(tri):
-    """Exact distance from the origin to each triangle (T,3,3): the plane where its foot lies inside,
-    else the nearest of its three edges."""
-    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    n = np.cross(b - a, c - a)
-    n = n / np.linalg.norm(n, axis=1, keepdims=True)
-    foot = np.einsum("ti,ti->t", a, n)[:, None] * n
-    inside = np.ones(len(tri), bool)
-    for p, q, r in ((a, b, c), (b, c, a), (c, a, b)):
-        inside &= np.einsum("ti,ti->t", np.cross(q - p, foot - p), n) >= 0
-    best = np.where(inside, np.linalg.norm(foot, axis=1), np.inf)
-    for p, q in ((a, b), (b, c), (c, a)):
-        d = q - p
-        s = np.clip(-np.einsum("ti,ti->t", p, d) / np.einsum("ti,ti->t", d, d), 0, 1)
-        best = np.minimum(best, np.linalg.norm(p + s[:, None] * d, axis=1))
-    return best
-
-
-def hulls_gap(sa, sb, rel):
-    """Signed distance of the two bodies' convex hulls: Qhull's Minkowski difference of their vertices
-    (depth: its nearest facet to the origin, inside; distance: the origin to its triangles, outside)."""
-    va = sa.mesh.vertices @ rel[:3, :3].T + rel[:3, 3]
-    diff = (va[:, None] - sb.mesh.vertices[None]).reshape(-1, 3)
-    hull = ConvexHull(diff)
-    if np.all(hull.equations[:, 3] < 0):
-        return float(hull.equations[:, 3].max())
-    return float(origin_to_triangle(diff[hull.simplices]).min())
-
-
-def poses(sa, sb, n, seed):
-    """A placed round contact with B: along a random direction, where their supports meet, then moved
-    by -6..3 tau along it."""
-    rng = np.random.default_rng(seed)
-    rel = np.tile(np.eye(4), (n, 1, 1))
-    rel[:, :3, :3] = Rotation.random(n, random_state=seed).as_matrix()
-    d = rng.normal(size=(n, 3))
-    d /= np.linalg.norm(d, axis=1, keepdims=True)
-    va = np.einsum("qij,vj->qvi", rel[:, :3, :3], sa.mesh.vertices)
-    reach = (-np.einsum("qvi,qi->qv", va, d)).max(1) + (sb.mesh.vertices @ d.T).max(0)
-    rel[:, :3, 3] = d * (reach + rng.uniform(-6 * TAU, 3 * TAU, n))[:, None]
-    return rel
 
 
 def table_parts():
@@ -86,7 +42,7 @@ SHAPES = {
 @pytest.mark.parametrize("a,b", [("crate", "ball"), ("ball", "disc"), ("disc", "crate"), ("crate", "crate")])
 def test_the_hulls_gap_of_convex_bodies_is_their_gap(a, b):
     sa, sb = build_shape(SHAPES[a]()), build_shape(SHAPES[b]())
-    rel = poses(sa, sb, 60, seed=len(a) * 7 + len(b))
+    rel = poses(sa, sb, 60, seed=len(a) * 7 + len(b), moved=(-6 * TAU, 3 * TAU))
     got = hull_gap(sa, sb, rel)
     truth = np.array([hulls_gap(sa, sb, r) for r in rel])
     assert np.all(got <= truth + 1e-9)                       # a lower bound, apart or overlapping
@@ -98,7 +54,7 @@ def test_the_hulls_gap_of_convex_bodies_is_their_gap(a, b):
 def test_the_hulls_gap_never_exceeds_the_gap_of_a_body_that_is_not_convex(a):
     sa, sb = build_shape(SHAPES[a]()), build_shape(table())
     assert not fills_hull(sb)
-    rel = poses(sa, sb, 80, seed=3)
+    rel = poses(sa, sb, 80, seed=3, moved=(-6 * TAU, 3 * TAU))
     # some of them into the table's open middle, under its top, between its legs
     rel[:40, :3, 3] = np.random.default_rng(4).uniform([-0.2, -0.12, 0.1], [0.2, 0.12, 0.3], (40, 3))
     got = hull_gap(sa, sb, rel)
@@ -115,7 +71,7 @@ def test_the_hulls_gap_never_exceeds_the_gap_of_a_body_that_is_not_convex(a):
 
 def test_a_sample_proven_within_the_level_means_the_pair_query_finds_the_contact():
     sa, sb = build_shape(SHAPES["ball"]()), build_shape(SHAPES["crate"]())
-    rel = poses(sa, sb, 120, seed=11)
+    rel = poses(sa, sb, 120, seed=11, moved=(-6 * TAU, 3 * TAU))
     for level in (0.002, 0.005):
         gap, _, _ = pair_query(sa, sb, rel, level, level)
         said = np.array([sample_within(sa, sb, r, level) for r in rel])
