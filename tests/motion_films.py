@@ -46,6 +46,21 @@ def _camera(box: ToolBox) -> None:
                             "resolution": [160, 96]})
 
 
+def fly_crate(box: ToolBox, prompt: str, start: list, end: list, first: int, last: int) -> None:
+    """The film's plan, its two approved key states (the crate at `start` on `first`, at `end` on
+    `last`) and the segment between them interpolated and baked: a crate flown straight."""
+    box.call("set_plan", {"plan": {
+        "prompt": prompt, "scene_brief": "", "motion_brief": "",
+        "shots": [{"id": "wide", "camera": "cam", "start": first, "end": last}],
+        "states": [{"id": s, "frame": f, "shot": "wide", "description": s, "objects": ["crate"]}
+                   for s, f in (("out", first), ("in", last))],
+        "objects": [{"name": "crate", "description": "a crate"}], "events": [],
+        "motion": [{"segment": "out..in", "tool": "interpolate", "params": {}}]}})
+    _key(box, "out", first, {"crate": start})
+    _key(box, "in", last, {"crate": end})
+    box.call("author_segment", {"segment": "out..in"})
+
+
 def _doorway(box: ToolBox) -> None:
     """A floor and a doorway of two jambs with a 0.6 m opening along y (its edges at y=±0.3)."""
     _body(box, "floor", [6, 6, 0.1], [0, 0, 0, 1, 0, 0, 0], kind="ground", offset=[0, 0, -0.05])

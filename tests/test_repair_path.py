@@ -7,7 +7,7 @@ film's own poses before and after, so it is back on its way well before the door
 from __future__ import annotations
 
 import numpy as np
-from motion_films import REVIEWER, _body, _camera
+from motion_films import REVIEWER, _body, _camera, fly_crate
 
 from studio.checks.run import verify_film
 from studio.repair.motion_repair import approve_film_repair, propose_film
@@ -17,13 +17,6 @@ from studio.tools.box import ToolBox
 
 A, B = 1001, 1097
 SET = ("pillar", "jamb_l", "jamb_r")
-
-
-def _key(box: ToolBox, sid: str, frame: int, roots: dict) -> None:
-    box.call("set_state", {"state": sid, "frame": frame, "shot": "wide", "description": sid, "roots": roots,
-                           "joints": {}})
-    box.call("run_verifiers", {"state": sid})
-    box.call("review_state", {"state": sid, "verdict": "approve", "note": "as planned"})
 
 
 def pillar_film(path) -> Project:
@@ -37,16 +30,8 @@ def pillar_film(path) -> Project:
     _body(box, "jamb_r", [0.1, 1.0, 2.0], [0.8, -0.7, 1.0, 1, 0, 0, 0], kind="static")
     _body(box, "crate", [0.2, 0.2, 0.2], [-2.0, 0.0, 1.0, 1, 0, 0, 0], flags=["self_propelled"])
     _camera(box)
-    box.call("set_plan", {"plan": {
-        "prompt": "a crate flies round a pillar and through a doorway", "scene_brief": "", "motion_brief": "",
-        "shots": [{"id": "wide", "camera": "cam", "start": A, "end": B}],
-        "states": [{"id": s, "frame": f, "shot": "wide", "description": s, "objects": ["crate"]}
-                   for s, f in (("out", A), ("in", B))],
-        "objects": [{"name": "crate", "description": "a crate"}], "events": [],
-        "motion": [{"segment": "out..in", "tool": "interpolate", "params": {}}]}})
-    _key(box, "out", A, {"crate": [-2.0, 0.0, 1.0, 1, 0, 0, 0]})
-    _key(box, "in", B, {"crate": [2.0, 0.0, 1.0, 1, 0, 0, 0]})
-    box.call("author_segment", {"segment": "out..in"})
+    fly_crate(box, "a crate flies round a pillar and through a doorway",
+              [-2.0, 0.0, 1.0, 1, 0, 0, 0], [2.0, 0.0, 1.0, 1, 0, 0, 0], A, B)
     return project
 
 
