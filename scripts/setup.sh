@@ -45,3 +45,7 @@ make_venv() {  # dir lockfile extra-args...
 }
 make_venv .venv requirements/studio.lock -e "$root" --no-deps
 make_venv .venv-blender requirements/blender.lock
+# The studio's own sources are installed editable, so uv leaves them uncompiled: compile them here (only
+# what changed), or a Python told not to write bytecode (PYTHONDONTWRITEBYTECODE) compiles every module
+# at every start of every `studio` process.
+.venv/bin/python -m compileall -q -j 0 studio
