@@ -250,7 +250,7 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
             continue
         kq = k_into[qq]
         if s_into.planes is not None:             # convex: its face planes, no grid
-            d, closest, exact = _convex_distance(s_into, p, tau_ab[qq] / kq)
+            d, closest, exact = _convex_distance(s_into, p, tau_ab[qq] / kq, qq)
             d = d * kq
             touching[qq[exact & (d <= tau_ab[qq])]] = True
             _take_min(gap, axis, point, rel, side, s_into, qq[exact], p[exact], d[exact], closest[exact])
@@ -641,12 +641,14 @@ def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float, hint: np.nd
     return float(-eq[k, 3]), -eq[k, :3]
 
 
-def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray
+def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Signed distance to a convex body at local points (N,3), the closest surface points, and which
     are exact. Inside, the distance is exactly max(n·p - o) over its face planes; outside, that is a
     proven lower bound, exact where the point's foot on that plane lies on the body, and otherwise
-    measured on the mesh wherever it is within `touch` (per point) of touching."""
+    measured on the mesh wherever it is within `touch` (per point) of touching, unless (qq: the query
+    of each point) its bound already exceeds an exact distance of its query: the least of a query's
+    distances, its point and whether it touches are then the same without it."""
     if len(shape.planes[1]) <= FEW_PLANES:        # few planes: all of them at once
         d, at = shape.plane_distance(p)
         near, dn = np.arange(len(p)), d
@@ -664,6 +666,10 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray
         foot, _ = shape.plane_distance(closest[out], which=False)
         exact[out[foot <= 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))]] = True
         far = out[~exact[out] & (d[out] <= touch[out])]
+        if len(far) and qq is not None:
+            best = np.full(int(qq.max()) + 1, np.inf)
+            np.minimum.at(best, qq[exact], d[exact])
+            far = far[d[far] <= best[qq[far]]]
         if len(far):
             d[far], closest[far] = shape.exact_signed(p[far])
             exact[far] = True
