@@ -646,15 +646,21 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndar
     """Signed distance to a convex body at local points (N,3), the closest surface points, and which
     are exact. Inside, the distance is exactly max(n·p - o) over its face planes; outside, that is a
     proven lower bound, exact where the point's foot on that plane lies on the body, and otherwise
-    measured on the mesh wherever it is within `touch` (per point) of touching, unless (qq: the query
-    of each point) its bound already exceeds an exact distance of its query: the least of a query's
-    distances, its point and whether it touches are then the same without it."""
+    measured on the mesh wherever it is within `touch` (per point) of touching.
+
+    qq (the query of each point, ascending): a point is left at its bound (not exact) where that bound
+    already exceeds the figure of another point of its query (the point of least bound, measured first)
+    or an exact distance of its query: the least of a query's distances, its point, and whether it
+    touches are then the same without it."""
+    size = 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))
     if len(shape.planes[1]) <= FEW_PLANES:        # few planes: all of them at once
         d, at = shape.plane_distance(p)
         near, dn = np.arange(len(p)), d
     else:
         d = shape.plane_floor(p)
         near = np.nonzero(d <= touch)[0]          # the others are proven further than touching
+        if qq is not None and len(near):
+            near = near[d[near] <= _query_figure(shape, p, touch, qq, near, d, size)[qq[near]]]
         dn, at = shape.plane_distance(p[near])
     closest = p.copy()
     exact = np.zeros(len(p), bool)
@@ -664,7 +670,7 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndar
     out = near[(dn > 0) & (dn <= touch[near])]    # outside, yet perhaps within touch
     if len(out):
         foot, _ = shape.plane_distance(closest[out], which=False)
-        exact[out[foot <= 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))]] = True
+        exact[out[foot <= size]] = True
         far = out[~exact[out] & (d[out] <= touch[out])]
         if len(far) and qq is not None:
             best = np.full(int(qq.max()) + 1, np.inf)
@@ -674,6 +680,28 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndar
             d[far], closest[far] = shape.exact_signed(p[far])
             exact[far] = True
     return d, closest, exact
+
+
+def _query_figure(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndarray, near: np.ndarray,
+                  floor: np.ndarray, size: float) -> np.ndarray:
+    """Per query (index qq): the figure `_convex_distance` gives the point of `near` whose bound
+    (floor) is least, where it is known without the mesh: its plane distance, inside, beyond touch,
+    or outside with its foot on the body (+inf otherwise, and for queries with no such point)."""
+    Q = int(qq.max()) + 1
+    _, at = _segment_argmin(qq[near], floor[near], Q)
+    has = np.zeros(Q, bool)
+    has[qq[near]] = True
+    q = np.nonzero(has)[0]
+    j = near[at[q]]
+    dj, pj = shape.plane_distance(p[j])
+    known = (dj <= 0) | (dj > touch[j])
+    out = np.nonzero(~known)[0]
+    if len(out):
+        foot, _ = shape.plane_distance(p[j[out]] - dj[out, None] * shape.planes[0][pj[out]], which=False)
+        known[out] = foot <= size
+    figure = np.full(Q, np.inf)
+    figure[q[known]] = dj[known]
+    return figure
 
 
 def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> None:
