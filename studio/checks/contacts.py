@@ -649,9 +649,10 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndar
     measured on the mesh wherever it is within `touch` (per point) of touching.
 
     qq (the query of each point, ascending): a point is left at its bound (not exact) where that bound
-    already exceeds the figure of another point of its query (the point of least bound, measured first)
-    or an exact distance of its query: the least of a query's distances, its point, and whether it
-    touches are then the same without it."""
+    already exceeds the figure of another point of its query (the first point of least bound, measured
+    first), or equals it after that point (a tie goes to the first), or exceeds an exact distance of its
+    query: the least of a query's distances, its point, and whether it touches are then the same
+    without it (faces resting on faces: every sample of the face but one)."""
     size = 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))
     if len(shape.planes[1]) <= FEW_PLANES:        # few planes: all of them at once
         d, at = shape.plane_distance(p)
@@ -660,7 +661,9 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndar
         d = shape.plane_floor(p)
         near = np.nonzero(d <= touch)[0]          # the others are proven further than touching
         if qq is not None and len(near):
-            near = near[d[near] <= _query_figure(shape, p, touch, qq, near, d, size)[qq[near]]]
+            figure, first = _query_figure(shape, p, touch, qq, near, d, size)
+            f, q = d[near], qq[near]
+            near = near[(f < figure[q]) | ((f == figure[q]) & (near <= first[q]))]
         dn, at = shape.plane_distance(p[near])
     closest = p.copy()
     exact = np.zeros(len(p), bool)
@@ -683,10 +686,11 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndar
 
 
 def _query_figure(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndarray, near: np.ndarray,
-                  floor: np.ndarray, size: float) -> np.ndarray:
-    """Per query (index qq): the figure `_convex_distance` gives the point of `near` whose bound
+                  floor: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per query (index qq): the figure `_convex_distance` gives the first point of `near` whose bound
     (floor) is least, where it is known without the mesh: its plane distance, inside, beyond touch,
-    or outside with its foot on the body (+inf otherwise, and for queries with no such point)."""
+    or outside with its foot on the body (+inf otherwise, and for queries with no such point); and
+    that point (index into p)."""
     Q = int(qq.max()) + 1
     _, at = _segment_argmin(qq[near], floor[near], Q)
     has = np.zeros(Q, bool)
@@ -701,7 +705,9 @@ def _query_figure(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndarray
         known[out] = foot <= size
     figure = np.full(Q, np.inf)
     figure[q[known]] = dj[known]
-    return figure
+    first = np.full(Q, len(p))
+    first[q] = j
+    return figure, first
 
 
 def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> None:
