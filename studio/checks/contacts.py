@@ -231,7 +231,9 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
         if len(deep) == Q:
             return convex_gauss(sa, sb, rel, tau_ab, kb)
         if len(deep):
-            rest = np.setdiff1d(np.arange(Q), deep)
+            rest = np.ones(Q, bool)
+            rest[deep] = False
+            rest = np.nonzero(rest)[0]           # the others, ascending (as setdiff1d, without its sort)
             gap, axis, point = np.empty(Q), np.empty((Q, 3)), np.empty((Q, 3))
             gap[deep], axis[deep], point[deep] = convex_gauss(sa, sb, rel[deep], tau_ab[deep], kb[deep])
             gap[rest], axis[rest], point[rest] = pair_query(sa, sb, rel[rest], tau_ab[rest], margin[rest],
