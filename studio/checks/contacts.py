@@ -231,7 +231,9 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
         if len(deep) == Q:
             return convex_gauss(sa, sb, rel, tau_ab, kb)
         if len(deep):
-            rest = np.setdiff1d(np.arange(Q), deep)
+            rest = np.ones(Q, bool)
+            rest[deep] = False
+            rest = np.nonzero(rest)[0]           # the others, ascending (as setdiff1d, without its sort)
             gap, axis, point = np.empty(Q), np.empty((Q, 3)), np.empty((Q, 3))
             gap[deep], axis[deep], point[deep] = convex_gauss(sa, sb, rel[deep], tau_ab[deep], kb[deep])
             gap[rest], axis[rest], point[rest] = pair_query(sa, sb, rel[rest], tau_ab[rest], margin[rest],
@@ -250,7 +252,7 @@ def pair_query(sa: Shape, sb: Shape, rel: np.ndarray, tau_ab, margin, ka=None, k
             continue
         kq = k_into[qq]
         if s_into.planes is not None:             # convex: its face planes, no grid
-            d, closest, exact = _convex_distance(s_into, p, tau_ab[qq] / kq)
+            d, closest, exact = _convex_distance(s_into, p, tau_ab[qq] / kq, qq)
             d = d * kq
             touching[qq[exact & (d <= tau_ab[qq])]] = True
             _take_min(gap, axis, point, rel, side, s_into, qq[exact], p[exact], d[exact], closest[exact])
@@ -641,18 +643,29 @@ def _separation(sa: Shape, sb: Shape, rel: np.ndarray, tau_b: float, hint: np.nd
     return float(-eq[k, 3]), -eq[k, :3]
 
 
-def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray
+def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Signed distance to a convex body at local points (N,3), the closest surface points, and which
     are exact. Inside, the distance is exactly max(n·p - o) over its face planes; outside, that is a
     proven lower bound, exact where the point's foot on that plane lies on the body, and otherwise
-    measured on the mesh wherever it is within `touch` (per point) of touching."""
+    measured on the mesh wherever it is within `touch` (per point) of touching.
+
+    qq (the query of each point, ascending): a point is left at its bound (not exact) where that bound
+    already exceeds the figure of another point of its query (the first point of least bound, measured
+    first), or equals it after that point (a tie goes to the first), or exceeds an exact distance of its
+    query: the least of a query's distances, its point, and whether it touches are then the same
+    without it (faces resting on faces: every sample of the face but one)."""
+    size = 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))
     if len(shape.planes[1]) <= FEW_PLANES:        # few planes: all of them at once
         d, at = shape.plane_distance(p)
         near, dn = np.arange(len(p)), d
     else:
         d = shape.plane_floor(p)
         near = np.nonzero(d <= touch)[0]          # the others are proven further than touching
+        if qq is not None and len(near):
+            figure, first = _query_figure(shape, p, touch, qq, near, d, size)
+            f, q = d[near], qq[near]
+            near = near[(f < figure[q]) | ((f == figure[q]) & (near <= first[q]))]
         dn, at = shape.plane_distance(p[near])
     closest = p.copy()
     exact = np.zeros(len(p), bool)
@@ -662,12 +675,41 @@ def _convex_distance(shape: Shape, p: np.ndarray, touch: np.ndarray
     out = near[(dn > 0) & (dn <= touch[near])]    # outside, yet perhaps within touch
     if len(out):
         foot, _ = shape.plane_distance(closest[out], which=False)
-        exact[out[foot <= 1e-12 * (1.0 + float(np.abs(shape.hi - shape.lo).max()))]] = True
+        exact[out[foot <= size]] = True
         far = out[~exact[out] & (d[out] <= touch[out])]
+        if len(far) and qq is not None:
+            best = np.full(int(qq.max()) + 1, np.inf)
+            np.minimum.at(best, qq[exact], d[exact])
+            far = far[d[far] <= best[qq[far]]]
         if len(far):
             d[far], closest[far] = shape.exact_signed(p[far])
             exact[far] = True
     return d, closest, exact
+
+
+def _query_figure(shape: Shape, p: np.ndarray, touch: np.ndarray, qq: np.ndarray, near: np.ndarray,
+                  floor: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per query (index qq): the figure `_convex_distance` gives the first point of `near` whose bound
+    (floor) is least, where it is known without the mesh: its plane distance, inside, beyond touch,
+    or outside with its foot on the body (+inf otherwise, and for queries with no such point); and
+    that point (index into p)."""
+    Q = int(qq.max()) + 1
+    _, at = _segment_argmin(qq[near], floor[near], Q)
+    has = np.zeros(Q, bool)
+    has[qq[near]] = True
+    q = np.nonzero(has)[0]
+    j = near[at[q]]
+    dj, pj = shape.plane_distance(p[j])
+    known = (dj <= 0) | (dj > touch[j])
+    out = np.nonzero(~known)[0]
+    if len(out):
+        foot, _ = shape.plane_distance(p[j[out]] - dj[out, None] * shape.planes[0][pj[out]], which=False)
+        known[out] = foot <= size
+    figure = np.full(Q, np.inf)
+    figure[q[known]] = dj[known]
+    first = np.full(Q, len(p))
+    first[q] = j
+    return figure, first
 
 
 def _take_min(gap, axis, point, rel, side, target, qq, p, d, closest=None) -> None:

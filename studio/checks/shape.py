@@ -33,7 +33,7 @@ import numpy as np
 
 from studio.checks.obb import box_extents, hull_volume
 
-VERSION = 10
+VERSION = 11
 GRID_POINTS = 25            # samples per axis of the signed-distance grid
 CLUSTER_SIZE = 8            # surface samples per leaf cluster
 GROUP = 6                   # leaf clusters per parent cluster
@@ -231,9 +231,13 @@ class Shape:
                 keep = m.area_faces > 1e-14 * max(m.area, 1e-30)
                 normals = m.face_normals[keep]
                 offsets = np.sum(normals * m.triangles[keep, 0], axis=1)
-                planes = np.unique(np.round(np.c_[normals, offsets], 12), axis=0)
-                self._planes = (planes[:, :3] / np.linalg.norm(planes[:, :3], axis=1, keepdims=True), planes[:, 3])
+                self._set_planes(np.unique(np.round(np.c_[normals, offsets], 12), axis=0))
         return self._planes
+
+    def _set_planes(self, rows: np.ndarray) -> None:
+        """The face planes from their rows (normal, offset), one per plane, as `planes` found them."""
+        self._plane_rows = rows
+        self._planes = (rows[:, :3] / np.linalg.norm(rows[:, :3], axis=1, keepdims=True), rows[:, 3])
 
     @property
     def corners(self) -> np.ndarray:
@@ -283,14 +287,21 @@ class Shape:
     def plane_floor(self, p: np.ndarray) -> np.ndarray:
         """For a convex body, a proven lower bound of the signed distance at local points (...,3):
         the largest n·p - o over a few of its face planes (any of them bounds it from below)."""
+        return self.plane_distance(p, self.few_planes, which=False)[0].reshape(np.shape(p)[:-1])
+
+    @property
+    def few_planes(self) -> tuple[np.ndarray, np.ndarray]:
+        """A convex body's planes that `plane_floor` reads: all of them if few, else those of the
+        faces nearest 26 directions spread round."""
         if not hasattr(self, "_few"):
-            normals, offsets = self.planes
-            if len(normals) <= FEW_PLANES:
-                self._few = (normals, offsets)
-            else:                                     # the faces nearest 26 directions spread round
-                keep = np.unique(np.argmax(_DIRECTIONS @ normals.T, axis=1))
-                self._few = (normals[keep], offsets[keep])
-        return self.plane_distance(p, self._few, which=False)[0].reshape(np.shape(p)[:-1])
+            normals, _ = self.planes
+            self._set_few(None if len(normals) <= FEW_PLANES else np.unique(np.argmax(_DIRECTIONS @ normals.T, axis=1)))
+        return self._few
+
+    def _set_few(self, keep: np.ndarray | None) -> None:
+        normals, offsets = self.planes
+        self._few_keep = keep
+        self._few = (normals, offsets) if keep is None else (normals[keep], offsets[keep])
 
     def plane_distance(self, p: np.ndarray, planes: tuple[np.ndarray, np.ndarray] | None = None,
                        which: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -647,16 +658,31 @@ def _save(path: Path, s: Shape) -> None:
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
         grid = {} if s.grid is None else dict(grid_lo=s.grid_lo, grid_step=s.grid_step, grid=s.grid,
                                                grid_err=s.grid_err)
+        convex = {}
+        if s.planes is not None:          # what the convex queries read of it, found once
+            s.few_planes                  # noqa: B018 - made and kept
+            convex = dict(plane_rows=s._plane_rows, corners=s.corners, sharp=s.sharp_edges,
+                          sharp_normals=s.sharp_normals, edges=s.edge_directions)
+            if s._few_keep is not None:
+                convex["few"] = s._few_keep
         np.savez(tmp, lo=s.lo, hi=s.hi, thickness=s.thickness, centroid=s.centroid, points=s.points,
-                 starts=s.starts, reps=s.reps, radii=s.radii, convex=bool(s.convex), **grid)
+                 starts=s.starts, reps=s.reps, radii=s.radii, convex=bool(s.convex), **grid, **convex)
         os.replace(tmp, path)
     except OSError:
         pass   # a read-only cache only costs time
 
 
 def _load(path: Path, key: str, mesh) -> Shape:
+    """A shape from its file; a convex one with the planes, corners and edges its build found (the
+    same arrays: no search of the mesh again)."""
     with np.load(path) as z:
         grid = [z[k] for k in ("grid_lo", "grid_step", "grid", "grid_err")] if "grid" in z else [None] * 4
-        return Shape(key, weld(mesh), z["lo"], z["hi"],
-                     float(z["thickness"]), z["centroid"], z["points"], z["starts"], z["reps"], z["radii"],
-                     *grid, bool(z["convex"]))
+        shape = Shape(key, weld(mesh), z["lo"], z["hi"],
+                      float(z["thickness"]), z["centroid"], z["points"], z["starts"], z["reps"], z["radii"],
+                      *grid, bool(z["convex"]))
+        if shape.convex:
+            shape._set_planes(z["plane_rows"])
+            shape._corners, shape._sharp, shape._sharp_normals = z["corners"], z["sharp"], z["sharp_normals"]
+            shape._edges = z["edges"]
+            shape._set_few(z["few"] if "few" in z else None)
+        return shape
