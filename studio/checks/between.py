@@ -208,6 +208,7 @@ class Motion:
         self.n = film.n_frames
         self._rates: Rates | None = None
         self._chains: dict[frozenset, set[str]] = {}
+        self._points: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}     # point_rates, kept
         self._hung = {j.child for j in film.scene.joints}        # bodies on a joint (forward kinematics)
 
     # ---- poses between frames -------------------------------------------------
@@ -284,14 +285,22 @@ class Motion:
         return self._rates
 
     def point_rates(self, body: str, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(S, M), each (F-1,): speed and acceleration bounds of local points fixed on `body`."""
+        """(S, M), each (F-1,): speed and acceleration bounds of local points fixed on `body` (worked
+        out once per body and points: read only)."""
         i = self.film.index(body)
         points = np.asarray(points, float).reshape(-1, 3)
-        rho = float(np.max(np.linalg.norm(points, axis=1), initial=0.0))
-        W, dW, S, M = self._chain(i, rho)
-        w = self.film.world[i, :self.n]
-        chord = farthest(points, w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
-        return np.minimum(S, chord + 0.5 * M), M
+        key = (i, points.tobytes())
+        got = self._points.get(key)
+        if got is None:
+            rho = float(np.max(np.linalg.norm(points, axis=1), initial=0.0))
+            W, dW, S, M = self._chain(i, rho)
+            w = self.film.world[i, :self.n]
+            chord = farthest(points, w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
+            got = (np.minimum(S, chord + 0.5 * M), M.copy())
+            for v in got:
+                v.setflags(write=False)
+            self._points[key] = got
+        return got
 
     def _bound(self) -> Rates:
         film = self.film
