@@ -316,8 +316,8 @@ class PairMotion:
     def bound(self, a, b, ks: np.ndarray, taus: np.ndarray, balls: bool = True) -> PairBounds:
         """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau); balls: with the
         round bodies' floor (`ball_floor`, which may be added later where the rest did not settle).
-        Without it, a and b may be arrays as long as ks, of bodies of one shape each (several pairs
-        at once)."""
+        Without it, a and b may be arrays as long as ks (several pairs at once, of any shapes: what
+        depends on a shape is worked out for each of its groups)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
         both = R.speed(a, ks) + R.speed(b, ks)          # the two bodies' speeds: the slope's first bound
@@ -329,22 +329,29 @@ class PairMotion:
         w = film.world
         t0 = similar_inverse(w[b, ks]) @ w[a, ks]                   # A-local -> B-local at frame k
         t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        a, b = np.broadcast_to(a, (n,)), np.broadcast_to(b, (n,))
         best = np.full(n, -np.inf)
         for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
-            shape = film.shapes[int(np.ravel(this)[0])]
-            pts = hull_points(shape)
-            L_rel, acc = self._relative(this, other, ks, pts, r0, r1, both)
+            L_rel, acc = np.empty(n), np.empty(n)
+            for sel in by_shapes(film, this):
+                L_rel[sel], acc[sel] = self._relative(this[sel], other[sel], ks[sel], hull_points(film.shapes[this[sel[0]]]),
+                                                      r0[sel], r1[sel], both[sel])
             out.L = np.minimum(out.L, L_rel)
-            planes = hull_planes(film.shapes[int(np.ravel(other)[0])])
-            if planes is not None:
-                nrm, off = _facing(planes, r0[:, :3, :3] @ hull_middle(shape) + r0[:, :3, 3])
-                h0, h1 = heights(pts, r0, nrm, off), heights(pts, r1, nrm, off)
-                value = np.minimum(h0, h1).max(axis=1) - acc / 8.0
-                take = value > best
-                best = np.where(take, value, best)
-                out.side[take] = side
-                out.normals[take], out.offsets[take], out.stray[take] = nrm[take], off[take], acc[take]
-                out.h0[take], out.h1[take] = h0[take], h1[take]
+            for sel in by_shapes(film, this, other):
+                shape = film.shapes[this[sel[0]]]
+                planes = hull_planes(film.shapes[other[sel[0]]])
+                if planes is None:
+                    continue
+                pts = hull_points(shape)
+                nrm, off = _facing(planes, r0[sel, :3, :3] @ hull_middle(shape) + r0[sel, :3, 3])
+                h0, h1 = heights(pts, r0[sel], nrm, off), heights(pts, r1[sel], nrm, off)
+                value = np.minimum(h0, h1).max(axis=1) - acc[sel] / 8.0
+                take = value > best[sel]
+                at = sel[take]
+                best[at] = value[take]
+                out.side[at] = side
+                out.normals[at], out.offsets[at], out.stray[at] = nrm[take], off[take], acc[at]
+                out.h0[at], out.h1[at] = h0[take], h1[take]
         out.floor = np.maximum(out.floor, best)
         if balls:
             out.floor = np.maximum(out.floor, self.ball_floor(a, b, ks, taus, t0, t1))
@@ -475,6 +482,21 @@ class PairMotion:
                 triangles = np.asarray(shape.mesh.triangles, float)
             out[i] = not inside(triangles, points[i])
         return out
+
+
+def by_shapes(film: Footage, *bodies: np.ndarray) -> list[np.ndarray]:
+    """Indices of the entries of body arrays (one length) grouped by their bodies' shapes (all of them
+    alike within a group), in order within each group."""
+    if len(bodies[0]) == 0:
+        return []
+    code: dict[str, int] = {}
+    ids = np.array([code.setdefault(sh.hash, len(code)) for sh in film.shapes])
+    key = np.zeros(len(bodies[0]), np.int64)
+    for body in bodies:
+        key = key * len(code) + ids[body]
+    order = np.argsort(key, kind="stable")
+    cuts = np.nonzero(np.diff(key[order]))[0] + 1
+    return np.split(order, cuts)
 
 
 def _facing(planes, middle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
