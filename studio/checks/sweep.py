@@ -187,9 +187,13 @@ def _window(film: Footage, probe: Probe, rel: PairMotion, motion: Motion, counte
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
     s = s.take(~done)
     # a round body's floor (its centre's path), where the rest did not settle the frame pair
+    groups: dict[tuple, list[np.ndarray]] = {}      # pairs of the same two shapes and least tau, at once
     for p in np.unique(s.p):
         sel = np.nonzero(s.p == p)[0]
-        s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(int(a_all[p]), int(b_all[p]), s.k[sel], s.tl[sel],
+        key = (film.shapes[a_all[p]].hash, film.shapes[b_all[p]].hash, float(np.min(s.tl[sel])))
+        groups.setdefault(key, []).append(sel)
+    for sel in (np.concatenate(g) for g in groups.values()):
+        s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(a_all[s.p[sel]], b_all[s.p[sel]], s.k[sel], s.tl[sel],
                                                                apart=s.la[sel] > 0))
     by_plane = s.floor > -s.tl
     metrics["settled_by_planes"] += int(by_plane.sum())
@@ -297,14 +301,14 @@ def _apart_ends(film: Footage, a_all, b_all, s: Stretches, coarse: bool = False)
     if not todo:
         return la, lb
     end, i, f = (np.array(v) for v in zip(*todo))
-    key = np.stack([s.p[i], f], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    m = film.n_frames + 1
+    code, inv = np.unique(s.p[i] * m + f, return_inverse=True)       # each (pair, frame) once, in order
     inv = inv.reshape(-1)
-    d = np.zeros(len(uniq))
-    for p in np.unique(uniq[:, 0]):
-        sel = np.nonzero(uniq[:, 0] == p)[0]
+    d = np.zeros(len(code))
+    for p in np.unique(code // m):
+        sel = np.nonzero(code // m == p)[0]
         a, b = int(a_all[p]), int(b_all[p])
-        fr = uniq[sel, 1]
+        fr = code[sel] % m
         d[sel] = mesh_distance(film.shapes[a], film.shapes[b], similar_inverse(film.world[b, fr]) @ film.world[a, fr],
                                coarse)
     got = d[inv]

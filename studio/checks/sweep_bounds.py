@@ -357,12 +357,13 @@ class PairMotion:
             out.floor = np.maximum(out.floor, self.ball_floor(a, b, ks, taus, t0, t1))
         return out
 
-    def ball_floor(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, t0: np.ndarray | None = None,
+    def ball_floor(self, a, b, ks: np.ndarray, taus: np.ndarray, t0: np.ndarray | None = None,
                    t1: np.ndarray | None = None, apart: np.ndarray | None = None) -> np.ndarray:
         """(n,) the round bodies' floor under the pair's gap over frame pairs ks (-inf where neither
-        body is round within tau); t0, t1: A-local -> B-local at the two frames, if known; apart:
-        where the two are known apart at the first frame (a round body's centre, inside it, is then
-        outside the other)."""
+        body is round within the least of taus); t0, t1: A-local -> B-local at the two frames, if
+        known; apart: where the two are known apart at the first frame (a round body's centre, inside
+        it, is then outside the other). a and b may be arrays as long as ks, of bodies of one shape
+        each (several pairs at once)."""
         film = self.film
         out = np.full(len(ks), -np.inf)
         if film.scale is not None or len(ks) == 0:
@@ -370,7 +371,7 @@ class PairMotion:
         least = float(np.min(taus))
         round_ = []                 # the sides whose body is round within tau
         for side, body in enumerate((a, b)):
-            _, r_in, r_out = ball(film.shapes[body])
+            _, r_in, r_out = ball(film.shapes[int(np.ravel(body)[0])])
             if r_out - r_in < least:
                 round_.append(side)
         if not round_:              # neither is: no floor
@@ -379,10 +380,11 @@ class PairMotion:
             w = film.world
             t0 = similar_inverse(w[b, ks]) @ w[a, ks]
             t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        a, b = np.broadcast_to(a, (len(ks),)), np.broadcast_to(b, (len(ks),))
         for side in round_:
             this, other = (a, b) if side == 0 else (b, a)
             r0, r1 = (t0, t1) if side == 0 else (similar_inverse(t0), similar_inverse(t1))
-            c, r_in, r_out = ball(film.shapes[this])
+            c, r_in, r_out = ball(film.shapes[this[0]])
             out = np.maximum(out, self._ball_floor(this, other, ks, r0, r1, c, r_out,
                                                    None if apart is None or r_in <= 0 else apart))
         return out
@@ -414,11 +416,10 @@ class PairMotion:
                 speed = np.where(Wo < 1.0, (chord + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300), np.inf)
             acc = K + 2.0 * Wo * speed
             L = np.minimum(L, speed)
-            for body in np.unique(other):
-                planes = hull_planes(film.shapes[body])
+            for at in by_shapes(film, other):         # the other bodies' planes, shape by shape
+                planes = hull_planes(film.shapes[other[at[0]]])
                 if planes is None:
                     continue
-                at = np.nonzero(other == body)[0]
                 nrm, off = _facing(planes, p0[at].mean(axis=1))                 # (m,k,3), (m,k)
                 e0 = (nrm @ p0[at].transpose(0, 2, 1)).min(axis=2) - off          # lowest corner above
                 e1 = (nrm @ p1[at].transpose(0, 2, 1)).min(axis=2) - off          # each plane, per frame
@@ -442,26 +443,30 @@ class PairMotion:
             speed = np.where(Wo < 1.0, (chord + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300), np.inf)
         return speed, K + 2.0 * Wo * speed
 
-    def _ball_floor(self, this: int, other: int, ks: np.ndarray, r0: np.ndarray, r1: np.ndarray,
+    def _ball_floor(self, this: np.ndarray, other: np.ndarray, ks: np.ndarray, r0: np.ndarray, r1: np.ndarray,
                     c: np.ndarray, r_out: float, outside: np.ndarray | None = None) -> np.ndarray:
         film = self.film
         c0 = r0[:, :3, :3] @ c + r0[:, :3, 3]
         c1 = r1[:, :3, :3] @ c + r1[:, :3, 3]
-        S, M = self.motion.point_rates(film.names[this], c[None])
+        S, M = np.empty(len(ks)), np.empty(len(ks))
+        for body in np.unique(this):                  # the centre's rates, body by body
+            at = np.nonzero(this == body)[0]
+            S_b, M_b = self.motion.point_rates(film.names[body], c[None])
+            S[at], M[at] = S_b[ks[at]], M_b[ks[at]]
         R = self.motion.rates
-        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S[ks] + R.speed(other, ks))
+        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S + R.speed(other, ks))
         Wo = R.W[other, ks]
-        K = M[ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
+        K = M + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
         with np.errstate(divide="ignore", invalid="ignore"):
             speed = np.where(Wo < 1.0, (np.linalg.norm(c1 - c0, axis=1) + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300),
                              np.inf)
         stray = (K + 2.0 * Wo * speed) / 8.0
-        d = segment_distance(film.shapes[other], c0, c1)
+        d = segment_distance(film.shapes[other[0]], c0, c1)
         out = np.full(len(ks), -np.inf)
         at = np.nonzero((d > 0) & np.isfinite(stray))[0]
         if len(at):
             known = np.zeros(len(at), bool) if outside is None else np.asarray(outside, bool)[at]
-            known[~known] = self._outside_of(other, c0[at[~known]])
+            known[~known] = self._outside_of(int(other[0]), c0[at[~known]])
             out[at[known]] = d[at[known]] - stray[at[known]] - r_out
         return out
 
