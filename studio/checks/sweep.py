@@ -374,9 +374,9 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         # ends known only not to be deeper than tau (or left unmeasured while the planes were expected
         # to settle the stretch): measured at the coarsest threshold that could settle it now
         room = np.minimum(s.ha, s.hb).max(axis=1) + s.tl         # the planes may yet settle these
+        theta = _threshold(s.tl, s.L * (s.tb - s.ta))            # the same for either end
         for end, flag in (("la", "ba"), ("lb", "bb")):
             lows, band = getattr(s, end), getattr(s, flag)
-            theta = _threshold(s.tl, s.L * (s.tb - s.ta))
             bare = np.nonzero(~np.isfinite(lows) | (band & (theta > 0) & (lows < -theta) & ~(room > 0)))[0]
             if len(bare):
                 t = s.ta[bare] if end == "la" else s.tb[bare]
@@ -508,9 +508,8 @@ def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) ->
         this = a_all[s.p[sel]] if side == 0 else b_all[s.p[sel]]
         w_this, w_other = (pw[0, sel], pw[1, sel]) if side == 0 else (pw[1, sel], pw[0, sel])
         r = similar_inverse(w_other) @ w_this
-        for body in np.unique(this):
-            at = np.nonzero(this == body)[0]
-            out[sel[at]] = heights(hull_points(film.shapes[body]), r[at], s.normals[sel[at]], s.offsets[sel[at]])
+        for at in by_shapes(film, this):
+            out[sel[at]] = heights(hull_points(film.shapes[this[at[0]]]), r[at], s.normals[sel[at]], s.offsets[sel[at]])
     return out
 
 
