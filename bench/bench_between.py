@@ -11,7 +11,8 @@ shapes both share, is not counted. Also the sweep's own seconds (median), its pr
 queries between frames), the ratio of the process's CPU seconds (medians; steadier than the wall
 clock on a loaded machine), and the machine's load.
 Run: .venv/bin/python bench/bench_between.py [ROUNDS] [NAME ...] [--against REF]
---against REF: the same bench on REF's code (a temporary detached worktree of it) beside this tree's,
+--against REF: the same bench on REF's code (a temporary detached worktree of it, or REF itself where it is
+a folder of the code, such as a `git archive` of a commit) beside this tree's,
 film by film in turn in one run (each in its own process, REF first), both tables printed.
 """
 from __future__ import annotations
@@ -103,11 +104,13 @@ def against(ref: str, argv: list[str]) -> None:
     rows: dict[str, list[str]] = {"ref": [], "here": []}
     print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "ref"
-        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", "-q", str(tree), ref], check=True)
+        given = Path(ref).is_dir()           # a tree of code already on disk (a `git archive` of a commit)
+        tree = Path(ref).resolve() if given else Path(tmp) / "ref"
+        if not given:
+            subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", "-q", str(tree), ref], check=True)
         try:
             revs = {k: subprocess.run(["git", "-C", str(t), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                      text=True).stdout.strip() for k, t in (("ref", tree), ("here", root))}
+                                      text=True).stdout.strip() or "a tree" for k, t in (("ref", tree), ("here", root))}
             for name in names:
                 for key, t in (("ref", tree), ("here", root)):
                     out = subprocess.run([sys.executable, str(t / "bench" / "bench_between.py"), *rounds, name],
@@ -118,7 +121,8 @@ def against(ref: str, argv: list[str]) -> None:
                     lines = out.stdout.splitlines()
                     rows[key] += ([lines[1]] if not rows[key] else []) + [ln for ln in lines if ln.startswith(name)]
         finally:
-            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)])
+            if not given:
+                subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)])
     for key, label in (("ref", f"{ref} ({revs['ref']})"), ("here", f"this tree ({revs['here']})")):
         print(f"-- {label}")
         print("\n".join(rows[key]))

@@ -177,7 +177,9 @@ class Rates:
 
     def speed(self, bodies, ks) -> np.ndarray:
         """S at (bodies, ks) (broadcast together)."""
-        bodies, ks = np.broadcast_arrays(np.asarray(bodies, np.int64), np.asarray(ks, np.int64))
+        bodies, ks = np.asarray(bodies, np.int64), np.asarray(ks, np.int64)
+        if bodies.shape != ks.shape:
+            bodies, ks = np.broadcast_arrays(bodies, ks)
         if bodies.size:
             todo = self._open[bodies, ks]
             if todo.any():
@@ -207,7 +209,10 @@ class Motion:
         self.joints = {k: np.asarray(v, float) for k, v in tr.joints.items()}
         self.n = film.n_frames
         self._rates: Rates | None = None
+        self._root7: np.ndarray | None = None       # pair_world's stacked root tracks, made when first asked
+        self._tracked: np.ndarray | None = None
         self._chains: dict[frozenset, set[str]] = {}
+        self._points: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}     # point_rates, kept
         self._hung = {j.child for j in film.scene.joints}        # bodies on a joint (forward kinematics)
 
     # ---- poses between frames -------------------------------------------------
@@ -258,6 +263,32 @@ class Motion:
             out[:, :, :3, :3] *= f[:, :, None, None]
         return out
 
+    def pair_world(self, a: np.ndarray, b: np.ndarray, k: np.ndarray, t: np.ndarray) -> np.ndarray | None:
+        """(2,Q,4,4) world matrices of bodies a and b (Q,) at fraction t of frame pair k, drawn for those
+        two alone where both move freely (their own roots, not on a joint, no scale: as `world` draws
+        them); None elsewhere."""
+        film = self.film
+        names = film.names
+        if film.scale is not None or any(names[int(i)] in self._hung for i in np.unique(np.r_[a, b])):
+            return None
+        if self._root7 is None:               # every body's root track (none: at the origin), stacked
+            self._root7 = np.zeros((len(names), max(self.n, 1), 7))
+            self._root7[..., 3] = 1.0
+            self._tracked = np.array([name in self.roots for name in names], bool)
+            for i, name in enumerate(names):
+                if name in self.roots:
+                    r = self.roots[name][:self.n]
+                    self._root7[i, :len(r)] = r
+        q = len(a)
+        bodies = np.r_[a, b]
+        k = np.r_[k, k].astype(np.int64)
+        t = np.r_[t, t].astype(float)
+        x0, x1 = self._root7[bodies, k], self._root7[bodies, np.minimum(k + 1, self.n - 1)]
+        pos = x0[:, :3] + (x1[:, :3] - x0[:, :3]) * t[:, None]
+        out = from_7(np.concatenate([pos, slerp(x0[:, 3:7], x1[:, 3:7], t)], axis=1))
+        out[~self._tracked[bodies]] = np.eye(4)
+        return out.reshape(2, q, 4, 4)
+
     def _roots_of(self, only: set[str]) -> set[str]:
         """The roots whose chains carry the bodies `only` (the bodies themselves included)."""
         key = frozenset(only)
@@ -284,14 +315,22 @@ class Motion:
         return self._rates
 
     def point_rates(self, body: str, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(S, M), each (F-1,): speed and acceleration bounds of local points fixed on `body`."""
+        """(S, M), each (F-1,): speed and acceleration bounds of local points fixed on `body` (worked
+        out once per body and points: read only)."""
         i = self.film.index(body)
         points = np.asarray(points, float).reshape(-1, 3)
-        rho = float(np.max(np.linalg.norm(points, axis=1), initial=0.0))
-        W, dW, S, M = self._chain(i, rho)
-        w = self.film.world[i, :self.n]
-        chord = farthest(points, w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
-        return np.minimum(S, chord + 0.5 * M), M
+        key = (i, points.tobytes())
+        got = self._points.get(key)
+        if got is None:
+            rho = float(np.max(np.linalg.norm(points, axis=1), initial=0.0))
+            W, dW, S, M = self._chain(i, rho)
+            w = self.film.world[i, :self.n]
+            chord = farthest(points, w[1:, :3, :3] - w[:-1, :3, :3], w[1:, :3, 3] - w[:-1, :3, 3])
+            got = (np.minimum(S, chord + 0.5 * M), M.copy())
+            for v in got:
+                v.setflags(write=False)
+            self._points[key] = got
+        return got
 
     def _bound(self) -> Rates:
         film = self.film

@@ -51,8 +51,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from studio.scene.transforms import invert
-
 from studio.checks.shape import FEW_PLANES, Shape
 
 
@@ -123,10 +121,16 @@ def broadphase(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray, margin: np.nda
 
 def similar_inverse(m: np.ndarray) -> np.ndarray:
     """Inverse of similarity transforms (rotation times a uniform scale, then a translation)."""
-    out = invert(m)
-    k2 = np.sum(m[..., :3, 0] ** 2, axis=-1)[..., None, None]
-    if np.any(np.abs(k2 - 1.0) > 1e-12):
-        out[..., :3, :4] = out[..., :3, :4] / k2
+    m = np.asarray(m, float)
+    out = np.empty(m.shape)
+    rt = np.swapaxes(m[..., :3, :3], -1, -2)
+    out[..., :3, :3] = rt
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, m[..., :3, 3])
+    out[..., 3, :3] = 0.0
+    out[..., 3, 3] = 1.0
+    c = m[..., :3, 0]
+    if np.any(np.abs(c[..., 0] ** 2 + c[..., 1] ** 2 + c[..., 2] ** 2 - 1.0) > 1e-12):   # scaled: by k^2
+        out[..., :3, :4] = out[..., :3, :4] / (c[..., 0] ** 2 + c[..., 1] ** 2 + c[..., 2] ** 2)[..., None, None]
     return out
 
 

@@ -63,41 +63,45 @@ def first_contact(film: Footage, a: str, b: str, level: float, idx: np.ndarray, 
     bound = pm.bound(ia, ib, ks, np.full(len(ks), t_ab), balls=False)
     probe = Probe(film, motion)
 
-    def meets(k: int, t: float, pw: np.ndarray):
+    def meets(k: int, t: float, pw: np.ndarray, rel: np.ndarray):
         def ask() -> bool:
-            if sample_within(sa, sb, (similar_inverse(pw[1]) @ pw[0])[0], level):
+            if sample_within(sa, sb, rel[0], level):
                 return True
             return bool(probe.at([ia], [ib], [k], [t], [level], pair_w=pw)["r"][0] <= level)
         return ask
 
-    # the search asks only at multiples of its finest stretch: the poses there are drawn at once
+    # the search asks only at multiples of its finest stretch: the poses there (and A's pose in B's
+    # frame) are drawn at once
     steps = 1 << int(np.ceil(np.log2(1.0 / RESOLUTION_T)))
-    grid: dict[int, np.ndarray] = {}
+    grid: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
-    def poses(k: int, t: float) -> np.ndarray:
+    def poses(k: int, t: float) -> tuple[np.ndarray, np.ndarray]:
         i = t * steps
         if abs(i - round(i)) > 1e-9:
-            return probe.pair_world(np.array([ia]), np.array([ib]), np.array([k]), np.array([t]))
+            pw = probe.pair_world(np.array([ia]), np.array([ib]), np.array([k]), np.array([t]))
+            return pw, similar_inverse(pw[1]) @ pw[0]
         if k not in grid:
             u = np.arange(steps + 1) / steps
-            grid[k] = probe.pair_world(np.full(len(u), ia), np.full(len(u), ib), np.full(len(u), k), u)
-        return grid[k][:, [int(round(i))]]
+            pw = probe.pair_world(np.full(len(u), ia), np.full(len(u), ib), np.full(len(u), k), u)
+            grid[k] = (pw, similar_inverse(pw[1]) @ pw[0])
+        j = int(round(i))
+        return grid[k][0][:, j:j + 1], grid[k][1][j:j + 1]
 
     def fn(k: int):
         def at(t: float, need: float) -> tuple[float, object]:
             theta = max(need, level)
-            pw = poses(k, t)
-            hull = float(hull_gap(sa, sb, similar_inverse(pw[1]) @ pw[0])[0]) if rigid else -np.inf
+            pw, rel = poses(k, t)
+            hull = float(hull_gap(sa, sb, rel)[0]) if rigid else -np.inf
             if hull > theta:
                 return hull, False
             if tight:
-                return (hull, False) if hull > level else (hull, meets(k, t, pw))
+                return (hull, False) if hull > level else (hull, meets(k, t, pw, rel))
             floor = plane_floor(film, ia, ib, pw[0], pw[1])      # a hull's planes, where they prove it apart
             if floor > theta:
                 return floor, False
             if film.scale is None:
                 # the surfaces' distance, which the pair query would take as its bound there anyway
-                d = float(mesh_distance(film.shapes[ia], film.shapes[ib], similar_inverse(pw[1]) @ pw[0])[0])
+                d = float(mesh_distance(film.shapes[ia], film.shapes[ib], rel)[0])
                 if d > theta:
                     return d, False
                 if not np.isfinite(theta):          # a query with no threshold proves nothing the one at

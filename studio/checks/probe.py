@@ -65,6 +65,10 @@ class Probe:
         out = np.empty((2, len(a), 4, 4))
         for s in range(0, len(a), CHUNK):
             part = slice(s, s + CHUNK)
+            pair = self.motion.pair_world(a[part], b[part], k[part], t[part])     # two free bodies: those alone
+            if pair is not None:
+                out[:, part] = pair
+                continue
             W = self.motion.world(k[part], t[part], np.r_[a[part], b[part]])      # (B,Q,4,4)
             idx = np.arange(len(W[0]))
             out[0, part], out[1, part] = W[a[part], idx], W[b[part], idx]

@@ -47,7 +47,7 @@ from studio.checks.contacts import similar_inverse
 from studio.checks.footage import Footage
 from studio.checks.probe import RESOLUTION, TIME_RESOLUTION, Probe, earliest, envelope
 from studio.checks.sweep_skins import skin_columns, sweep_skins
-from studio.checks.sweep_bounds import PLANES, PairMotion, heights, hull_gap, mesh_distance
+from studio.checks.sweep_bounds import PLANES, PairMotion, by_shapes, heights, hull_gap, mesh_distance
 
 DEPTH_RESOLUTION = 1e-4     # metres: how exactly the deepest point is found
 MAX_LEVELS = 40            # halvings of a frame pair: down to 2^-40 of a frame
@@ -187,9 +187,13 @@ def _window(film: Footage, probe: Probe, rel: PairMotion, motion: Motion, counte
     metrics["settled_by_bounds"] += int((done & ~by_plane).sum())
     s = s.take(~done)
     # a round body's floor (its centre's path), where the rest did not settle the frame pair
+    groups: dict[tuple, list[np.ndarray]] = {}      # pairs of the same two shapes and least tau, at once
     for p in np.unique(s.p):
         sel = np.nonzero(s.p == p)[0]
-        s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(int(a_all[p]), int(b_all[p]), s.k[sel], s.tl[sel],
+        key = (film.shapes[a_all[p]].hash, film.shapes[b_all[p]].hash, float(np.min(s.tl[sel])))
+        groups.setdefault(key, []).append(sel)
+    for sel in (np.concatenate(g) for g in groups.values()):
+        s.floor[sel] = np.maximum(s.floor[sel], rel.ball_floor(a_all[s.p[sel]], b_all[s.p[sel]], s.k[sel], s.tl[sel],
                                                                apart=s.la[sel] > 0))
     by_plane = s.floor > -s.tl
     metrics["settled_by_planes"] += int(by_plane.sum())
@@ -245,20 +249,13 @@ def _stretches(film, rel: PairMotion, a_all, b_all, ks, ps, g0, g1, tl) -> Stret
     """Whole frame pairs as stretches (frame pair, pair, the gap's lower bounds at its two frames, tau),
     with each pair's own bounds (slope, planes, balls)."""
     order = np.lexsort((ks, ps))
-    ks, ps = ks[order], ps[order]
-    n = len(ks)
-    s = Stretches(ks, ps, np.zeros(n), np.ones(n), g0[order], g1[order], np.zeros(n), np.full(n, -np.inf),
-                  tl[order], np.full(n, -1), np.zeros((n, PLANES, 3)), np.zeros((n, PLANES)), np.zeros(n),
-                  np.zeros((n, PLANES)), np.zeros((n, PLANES)), np.zeros(n, bool), np.zeros(n, bool))
-    for sel in _by_shapes(film, a_all[ps], b_all[ps]):         # pairs of the same two shapes at once
-        b = rel.bound(a_all[ps[sel]], b_all[ps[sel]], ks[sel], s.tl[sel], balls=False)
-        s.L[sel], s.floor[sel], s.side[sel] = b.L, b.floor, b.side
-        s.normals[sel], s.offsets[sel], s.stray[sel], s.ha[sel], s.hb[sel] = b.normals, b.offsets, b.stray, b.h0, b.h1
+    ks, ps, tl = ks[order], ps[order], tl[order]
+    b = rel.bound(a_all[ps], b_all[ps], ks, tl, balls=False)          # every pair at once
     # at each frame the lowest hull vertex above a plane of the other's hull bounds the gap there too
-    s.la = np.maximum(s.la, s.ha.max(axis=1))
-    s.lb = np.maximum(s.lb, s.hb.max(axis=1))
-    s.ba, s.bb = s.la <= -s.tl, s.lb <= -s.tl          # the per-frame measure's band: not deeper than tau
-    return s
+    la, lb = np.maximum(g0[order], b.h0.max(axis=1)), np.maximum(g1[order], b.h1.max(axis=1))
+    n = len(ks)
+    return Stretches(ks, ps, np.zeros(n), np.ones(n), la, lb, b.L, b.floor, tl, b.side, b.normals, b.offsets,
+                     b.stray, b.h0, b.h1, la <= -tl, lb <= -tl)     # ba, bb: the per-frame measure's band
 
 
 def _frame_lows(film: Footage, counted: np.ndarray, taus: np.ndarray, f0: int = 0,
@@ -304,14 +301,14 @@ def _apart_ends(film: Footage, a_all, b_all, s: Stretches, coarse: bool = False)
     if not todo:
         return la, lb
     end, i, f = (np.array(v) for v in zip(*todo))
-    key = np.stack([s.p[i], f], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    m = film.n_frames + 1
+    code, inv = np.unique(s.p[i] * m + f, return_inverse=True)       # each (pair, frame) once, in order
     inv = inv.reshape(-1)
-    d = np.zeros(len(uniq))
-    for p in np.unique(uniq[:, 0]):
-        sel = np.nonzero(uniq[:, 0] == p)[0]
+    d = np.zeros(len(code))
+    for p in np.unique(code // m):
+        sel = np.nonzero(code // m == p)[0]
         a, b = int(a_all[p]), int(b_all[p])
-        fr = uniq[sel, 1]
+        fr = code[sel] % m
         d[sel] = mesh_distance(film.shapes[a], film.shapes[b], similar_inverse(film.world[b, fr]) @ film.world[a, fr],
                                coarse)
     got = d[inv]
@@ -377,9 +374,9 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
         # ends known only not to be deeper than tau (or left unmeasured while the planes were expected
         # to settle the stretch): measured at the coarsest threshold that could settle it now
         room = np.minimum(s.ha, s.hb).max(axis=1) + s.tl         # the planes may yet settle these
+        theta = _threshold(s.tl, s.L * (s.tb - s.ta))            # the same for either end
         for end, flag in (("la", "ba"), ("lb", "bb")):
             lows, band = getattr(s, end), getattr(s, flag)
-            theta = _threshold(s.tl, s.L * (s.tb - s.ta))
             bare = np.nonzero(~np.isfinite(lows) | (band & (theta > 0) & (lows < -theta) & ~(room > 0)))[0]
             if len(bare):
                 t = s.ta[bare] if end == "la" else s.tb[bare]
@@ -452,11 +449,11 @@ def _halve(probe: Probe, a_all, b_all, s: Stretches):
             spent[key] = spent.get(key, 0) + 1
         over = {key for key, v in spent.items() if v > BUDGET}
         _give_up(s, over - set(found) - set(unresolved), closest, spent, unresolved)
-        go = np.array([key not in found and key not in over for key in keys], bool)
-        left, right = s.take(go), s.take(go)
-        left.tb, left.lb, left.hb, left.floor, left.bb = tm[go], lm[go], hm[go], f1[go], bm[go]
-        right.ta, right.la, right.ha, right.floor, right.ba = tm[go], lm[go], hm[go], f2[go], bm[go]
-        s = Stretches(*(np.concatenate([getattr(left, f.name), getattr(right, f.name)]) for f in fields(Stretches)))
+        go = np.nonzero([key not in found and key not in over for key in keys])[0]
+        m = len(go)
+        s = s.take(np.r_[go, go])                 # the left halves, then the right ones
+        s.tb[:m], s.lb[:m], s.hb[:m], s.floor[:m], s.bb[:m] = tm[go], lm[go], hm[go], f1[go], bm[go]
+        s.ta[m:], s.la[m:], s.ha[m:], s.floor[m:], s.ba[m:] = tm[go], lm[go], hm[go], f2[go], bm[go]
     return found, probes, unresolved
 
 
@@ -477,25 +474,12 @@ def _hull_ends(film: Footage, a_all, b_all, s: Stretches, apart: bool) -> None:
     """Raise the stretches' end bounds by the hulls' gap there: at the ends known apart (apart) or
     at the others."""
     w = film.world
-    for end, frames in (("la", s.k), ("lb", s.k + 1)):
-        lows = getattr(s, end)
-        at = np.nonzero((lows > 0) == apart)[0]
-        if len(at):
-            p, f = s.p[at], frames[at]
-            lows[at] = np.maximum(lows[at], _hull_gaps(film, a_all, b_all, p,
-                                                       np.stack([w[a_all[p], f], w[b_all[p], f]])))
-
-
-def _by_shapes(film: Footage, a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
-    """Indices of the pairs (bodies a, b) grouped by their two shapes."""
-    if len(a) == 0:
-        return []
-    code = {}
-    ids = np.array([code.setdefault(sh.hash, len(code)) for sh in film.shapes])
-    key = ids[a] * len(code) + ids[b]
-    order = np.argsort(key, kind="stable")
-    cuts = np.nonzero(np.diff(key[order]))[0] + 1
-    return np.split(order, cuts)
+    first, second = np.nonzero((s.la > 0) == apart)[0], np.nonzero((s.lb > 0) == apart)[0]
+    if len(first) + len(second):                # both ends at once
+        p, f = np.r_[s.p[first], s.p[second]], np.r_[s.k[first], s.k[second] + 1]
+        got = _hull_gaps(film, a_all, b_all, p, np.stack([w[a_all[p], f], w[b_all[p], f]]))
+        s.la[first] = np.maximum(s.la[first], got[:len(first)])
+        s.lb[second] = np.maximum(s.lb[second], got[len(first):])
 
 
 def _hull_gaps(film: Footage, a_all, b_all, p: np.ndarray, pair_w: np.ndarray, high: bool = False):
@@ -505,7 +489,7 @@ def _hull_gaps(film: Footage, a_all, b_all, p: np.ndarray, pair_w: np.ndarray, h
     out, up = np.full(len(p), -np.inf), np.full(len(p), np.inf)
     if film.scale is None and len(p):
         rel = similar_inverse(pair_w[1]) @ pair_w[0]
-        for sel in _by_shapes(film, a_all[p], b_all[p]):
+        for sel in by_shapes(film, a_all[p], b_all[p]):
             got = hull_gap(film.shapes[a_all[p[sel[0]]]], film.shapes[b_all[p[sel[0]]]], rel[sel], high=high)
             if high:
                 out[sel], up[sel] = got
@@ -524,9 +508,8 @@ def _plane_heights(film: Footage, a_all, b_all, s: Stretches, pw: np.ndarray) ->
         this = a_all[s.p[sel]] if side == 0 else b_all[s.p[sel]]
         w_this, w_other = (pw[0, sel], pw[1, sel]) if side == 0 else (pw[1, sel], pw[0, sel])
         r = similar_inverse(w_other) @ w_this
-        for body in np.unique(this):
-            at = np.nonzero(this == body)[0]
-            out[sel[at]] = heights(hull_points(film.shapes[body]), r[at], s.normals[sel[at]], s.offsets[sel[at]])
+        for at in by_shapes(film, this):
+            out[sel[at]] = heights(hull_points(film.shapes[this[at[0]]]), r[at], s.normals[sel[at]], s.offsets[sel[at]])
     return out
 
 

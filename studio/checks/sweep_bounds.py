@@ -191,6 +191,23 @@ def hull_middle(shape: Shape) -> np.ndarray:
     return got
 
 
+def _convex_objects(sa: Shape, sb: Shape):
+    """python-fcl objects of the two hulls (None where a body has none), kept per shape and side: the
+    first is placed for each query, the second stays at B's origin."""
+    got = []
+    for side, shape in ((0, sa), (1, sb)):
+        key = (shape.hash, side)
+        obj = _CONVEX_OBJECTS.get(key, False)
+        if obj is False:
+            c = convex_model(shape)
+            obj = _CONVEX_OBJECTS[key] = None if c is None else fcl.CollisionObject(c, fcl.Transform())
+        got.append(obj)
+    return got
+
+
+_CONVEX_OBJECTS: dict[tuple[str, int], object] = {}
+
+
 def hull_gap(sa: Shape, sb: Shape, rel: np.ndarray, high: bool = False):
     """(Q,) a proven lower bound of the pair's gap at relative poses rel (A-local -> B-local, rigid),
     tight for bodies that fill their hulls: their separation along one axis n, min over A's hull
@@ -204,35 +221,35 @@ def hull_gap(sa: Shape, sb: Shape, rel: np.ndarray, high: bool = False):
     points' distance plus each one's distance to its body's surface; inf elsewhere): what a
     measurement there could prove at best."""
     Q = len(rel)
-    ca, cb = convex_model(sa), convex_model(sb)
-    if Q == 0 or ca is None or cb is None:
+    oa, ob = _convex_objects(sa, sb) if Q else (None, None)
+    if Q == 0 or oa is None or ob is None:
         return (np.full(Q, -np.inf), np.full(Q, np.inf)) if high else np.full(Q, -np.inf)
     pa, pb = hull_points(sa), hull_points(sb)
-    oa, ob = fcl.CollisionObject(ca, fcl.Transform()), fcl.CollisionObject(cb, fcl.Transform())
-    axes = np.zeros((Q, 2, 3))
-    middle = rel[:, :3, :3] @ hull_middle(sa) + rel[:, :3, 3] - hull_middle(sb)
-    axes[:, 1] = middle
-    near = np.zeros((Q, 2, 3))
+    axes = np.empty((Q, 2, 3))
+    axes[:, 1] = rel[:, :3, :3] @ hull_middle(sa) + rel[:, :3, 3] - hull_middle(sb)
+    near = np.empty((Q, 2, 3))
     for q in range(Q):
         oa.setTransform(fcl.Transform(rel[q, :3, :3], rel[q, :3, 3]))
         res = fcl.DistanceResult()
         fcl.distance(oa, ob, _GJK, res)
         near[q] = res.nearest_points
     axes[:, 0] = near[:, 0] - near[:, 1]
-    size = np.linalg.norm(axes, axis=2, keepdims=True)
-    axes = np.where(size > 1e-12, axes / np.maximum(size, 1e-300), np.array([0.0, 0.0, 1.0]))
-    axes = np.concatenate([axes, -axes], axis=1)                                  # (Q,4,3) in B's frame
-    local = axes @ rel[:, :3, :3]                                                 # the axes in A's frame
-    low_a = (local @ pa.T).min(axis=2) + np.einsum("qki,qi->qk", axes, rel[:, :3, 3])
-    high_b = (axes @ pb.T).max(axis=2)
-    low = (low_a - high_b).max(axis=1)
+    size = lengths(axes)[..., None]
+    axes = np.where(size > 1e-12, axes / np.maximum(size, 1e-300), np.array([0.0, 0.0, 1.0]))   # (Q,2,3) in B's frame
+    # each axis both ways round: along -n, A's lowest point is minus its highest along n, B's highest
+    # minus its lowest
+    on_a = (axes @ rel[:, :3, :3]) @ pa.T                                         # (Q,2,V) A's points along n
+    on_b = axes @ pb.T
+    lift = np.einsum("qki,qi->qk", axes, rel[:, :3, 3])
+    low = np.maximum((on_a.min(axis=2) + lift - on_b.max(axis=2)).max(axis=1),
+                     (-(on_a.max(axis=2) + lift) + on_b.min(axis=2)).max(axis=1))
     if not high:
         return low
     up = np.full(Q, np.inf)
     apart = np.nonzero(low > 0)[0]
     if len(apart):
         in_a = np.einsum("qji,qj->qi", rel[apart, :3, :3], near[apart, 0] - rel[apart, :3, 3])   # A-local
-        up[apart] = np.linalg.norm(near[apart, 0] - near[apart, 1], axis=1) + sa.surface_distance(in_a) + \
+        up[apart] = lengths(near[apart, 0] - near[apart, 1]) + sa.surface_distance(in_a) + \
             sb.surface_distance(near[apart, 1])
     return low, up
 
@@ -299,11 +316,12 @@ class PairMotion:
     def bound(self, a, b, ks: np.ndarray, taus: np.ndarray, balls: bool = True) -> PairBounds:
         """Bounds over frame pairs ks of bodies a, b (taus: each frame pair's tau); balls: with the
         round bodies' floor (`ball_floor`, which may be added later where the rest did not settle).
-        Without it, a and b may be arrays as long as ks, of bodies of one shape each (several pairs
-        at once)."""
+        Without it, a and b may be arrays as long as ks (several pairs at once, of any shapes: what
+        depends on a shape is worked out for each of its groups)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
-        out = PairBounds(R.speed(a, ks) + R.speed(b, ks), np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
+        both = R.speed(a, ks) + R.speed(b, ks)          # the two bodies' speeds: the slope's first bound
+        out = PairBounds(both, np.full(n, -np.inf), np.full(n, -1), np.zeros((n, PLANES, 3)),
                          np.zeros((n, PLANES)), np.zeros(n), np.full((n, PLANES), -np.inf),
                          np.full((n, PLANES), -np.inf))
         if film.scale is not None or n == 0:
@@ -311,33 +329,41 @@ class PairMotion:
         w = film.world
         t0 = similar_inverse(w[b, ks]) @ w[a, ks]                   # A-local -> B-local at frame k
         t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        a, b = np.broadcast_to(a, (n,)), np.broadcast_to(b, (n,))
         best = np.full(n, -np.inf)
         for side, (this, other, r0, r1) in enumerate(((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1)))):
-            shape = film.shapes[int(np.ravel(this)[0])]
-            pts = hull_points(shape)
-            L_rel, acc = self._relative(this, other, ks, pts, r0, r1)
+            L_rel, acc = np.empty(n), np.empty(n)
+            for sel in by_shapes(film, this):
+                L_rel[sel], acc[sel] = self._relative(this[sel], other[sel], ks[sel], hull_points(film.shapes[this[sel[0]]]),
+                                                      r0[sel], r1[sel], both[sel])
             out.L = np.minimum(out.L, L_rel)
-            planes = hull_planes(film.shapes[int(np.ravel(other)[0])])
-            if planes is not None:
-                nrm, off = _facing(planes, r0[:, :3, :3] @ hull_middle(shape) + r0[:, :3, 3])
-                h0, h1 = heights(pts, r0, nrm, off), heights(pts, r1, nrm, off)
-                value = np.minimum(h0, h1).max(axis=1) - acc / 8.0
-                take = value > best
-                best = np.where(take, value, best)
-                out.side[take] = side
-                out.normals[take], out.offsets[take], out.stray[take] = nrm[take], off[take], acc[take]
-                out.h0[take], out.h1[take] = h0[take], h1[take]
+            for sel in by_shapes(film, this, other):
+                shape = film.shapes[this[sel[0]]]
+                planes = hull_planes(film.shapes[other[sel[0]]])
+                if planes is None:
+                    continue
+                pts = hull_points(shape)
+                nrm, off = _facing(planes, r0[sel, :3, :3] @ hull_middle(shape) + r0[sel, :3, 3])
+                h0, h1 = heights(pts, r0[sel], nrm, off), heights(pts, r1[sel], nrm, off)
+                value = np.minimum(h0, h1).max(axis=1) - acc[sel] / 8.0
+                take = value > best[sel]
+                at = sel[take]
+                best[at] = value[take]
+                out.side[at] = side
+                out.normals[at], out.offsets[at], out.stray[at] = nrm[take], off[take], acc[at]
+                out.h0[at], out.h1[at] = h0[take], h1[take]
         out.floor = np.maximum(out.floor, best)
         if balls:
             out.floor = np.maximum(out.floor, self.ball_floor(a, b, ks, taus, t0, t1))
         return out
 
-    def ball_floor(self, a: int, b: int, ks: np.ndarray, taus: np.ndarray, t0: np.ndarray | None = None,
+    def ball_floor(self, a, b, ks: np.ndarray, taus: np.ndarray, t0: np.ndarray | None = None,
                    t1: np.ndarray | None = None, apart: np.ndarray | None = None) -> np.ndarray:
         """(n,) the round bodies' floor under the pair's gap over frame pairs ks (-inf where neither
-        body is round within tau); t0, t1: A-local -> B-local at the two frames, if known; apart:
-        where the two are known apart at the first frame (a round body's centre, inside it, is then
-        outside the other)."""
+        body is round within the least of taus); t0, t1: A-local -> B-local at the two frames, if
+        known; apart: where the two are known apart at the first frame (a round body's centre, inside
+        it, is then outside the other). a and b may be arrays as long as ks, of bodies of one shape
+        each (several pairs at once)."""
         film = self.film
         out = np.full(len(ks), -np.inf)
         if film.scale is not None or len(ks) == 0:
@@ -345,7 +371,7 @@ class PairMotion:
         least = float(np.min(taus))
         round_ = []                 # the sides whose body is round within tau
         for side, body in enumerate((a, b)):
-            _, r_in, r_out = ball(film.shapes[body])
+            _, r_in, r_out = ball(film.shapes[int(np.ravel(body)[0])])
             if r_out - r_in < least:
                 round_.append(side)
         if not round_:              # neither is: no floor
@@ -354,10 +380,11 @@ class PairMotion:
             w = film.world
             t0 = similar_inverse(w[b, ks]) @ w[a, ks]
             t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
+        a, b = np.broadcast_to(a, (len(ks),)), np.broadcast_to(b, (len(ks),))
         for side in round_:
             this, other = (a, b) if side == 0 else (b, a)
             r0, r1 = (t0, t1) if side == 0 else (similar_inverse(t0), similar_inverse(t1))
-            c, r_in, r_out = ball(film.shapes[this])
+            c, r_in, r_out = ball(film.shapes[this[0]])
             out = np.maximum(out, self._ball_floor(this, other, ks, r0, r1, c, r_out,
                                                    None if apart is None or r_in <= 0 else apart))
         return out
@@ -368,7 +395,7 @@ class PairMotion:
         corner above the best plane (h0, h1: the gap's bound there)."""
         film, R = self.film, self.motion.rates
         n = len(ks)
-        L = R.speed(a, ks) + R.speed(b, ks)
+        L = both = R.speed(a, ks) + R.speed(b, ks)
         floor, h0, h1 = np.full(n, -np.inf), np.full(n, -np.inf), np.full(n, -np.inf)
         if film.scale is not None or n == 0:
             return L, floor, h0, h1
@@ -376,66 +403,70 @@ class PairMotion:
         t0 = similar_inverse(w[b, ks]) @ w[a, ks]
         t1 = similar_inverse(w[b, ks + 1]) @ w[a, ks + 1]
         corners = np.stack([box_corners(sh) for sh in film.shapes])                 # (B,8,3)
-        planes = [hull_planes(sh) for sh in film.shapes]
         for this, other, r0, r1 in ((a, b, t0, t1), (b, a, similar_inverse(t0), similar_inverse(t1))):
             pts = corners[this]
             p0 = pts @ r0[:, :3, :3].transpose(0, 2, 1) + r0[:, None, :3, 3]    # (n,8,3) in other's frame
             p1 = pts @ r1[:, :3, :3].transpose(0, 2, 1) + r1[:, None, :3, 3]
             chord = lengths(p1 - p0).max(axis=1)
             reach = np.maximum(lengths(p0).max(axis=1), lengths(p1).max(axis=1))
-            lam = reach + 0.5 * (R.speed(this, ks) + R.speed(other, ks))
+            lam = reach + 0.5 * both
             Wo = R.W[other, ks]
             K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
             with np.errstate(divide="ignore", invalid="ignore"):
                 speed = np.where(Wo < 1.0, (chord + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300), np.inf)
             acc = K + 2.0 * Wo * speed
             L = np.minimum(L, speed)
-            for body in np.unique(other):
-                if planes[body] is None:
+            for at in by_shapes(film, other):         # the other bodies' planes, shape by shape
+                planes = hull_planes(film.shapes[other[at[0]]])
+                if planes is None:
                     continue
-                at = np.nonzero(other == body)[0]
-                nrm, off = _facing(planes[body], p0[at].mean(axis=1))                 # (m,k,3), (m,k)
+                nrm, off = _facing(planes, p0[at].mean(axis=1))                 # (m,k,3), (m,k)
                 e0 = (nrm @ p0[at].transpose(0, 2, 1)).min(axis=2) - off          # lowest corner above
                 e1 = (nrm @ p1[at].transpose(0, 2, 1)).min(axis=2) - off          # each plane, per frame
                 floor[at] = np.maximum(floor[at], np.minimum(e0, e1).max(axis=1) - acc[at] / 8.0)
                 h0[at], h1[at] = np.maximum(h0[at], e0.max(axis=1)), np.maximum(h1[at], e1.max(axis=1))
         return L, floor, h0, h1
 
-    def _relative(self, this: int, other: int, ks: np.ndarray, pts: np.ndarray, r0: np.ndarray, r1: np.ndarray):
+    def _relative(self, this: int, other: int, ks: np.ndarray, pts: np.ndarray, r0: np.ndarray, r1: np.ndarray,
+                  both: np.ndarray):
         """Speed and acceleration bounds of this body's hull points in the other's frame (relative poses
-        r0, r1 at the two frames)."""
+        r0, r1 at the two frames; both: the two bodies' speeds, summed)."""
         R = self.motion.rates
         n = len(ks)
         got = farthest(pts, np.concatenate([r1[:, :3, :3] - r0[:, :3, :3], r0[:, :3, :3], r1[:, :3, :3]]),
                        np.concatenate([r1[:, :3, 3] - r0[:, :3, 3], r0[:, :3, 3], r1[:, :3, 3]]))    # in one product
         chord, reach = got[:n], np.maximum(got[n:2 * n], got[2 * n:])
-        lam = reach + 0.5 * (R.speed(this, ks) + R.speed(other, ks))
+        lam = reach + 0.5 * both
         Wo = R.W[other, ks]
         K = R.M[this, ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
         with np.errstate(divide="ignore", invalid="ignore"):
             speed = np.where(Wo < 1.0, (chord + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300), np.inf)
         return speed, K + 2.0 * Wo * speed
 
-    def _ball_floor(self, this: int, other: int, ks: np.ndarray, r0: np.ndarray, r1: np.ndarray,
+    def _ball_floor(self, this: np.ndarray, other: np.ndarray, ks: np.ndarray, r0: np.ndarray, r1: np.ndarray,
                     c: np.ndarray, r_out: float, outside: np.ndarray | None = None) -> np.ndarray:
         film = self.film
         c0 = r0[:, :3, :3] @ c + r0[:, :3, 3]
         c1 = r1[:, :3, :3] @ c + r1[:, :3, 3]
-        S, M = self.motion.point_rates(film.names[this], c[None])
+        S, M = np.empty(len(ks)), np.empty(len(ks))
+        for body in np.unique(this):                  # the centre's rates, body by body
+            at = np.nonzero(this == body)[0]
+            S_b, M_b = self.motion.point_rates(film.names[body], c[None])
+            S[at], M[at] = S_b[ks[at]], M_b[ks[at]]
         R = self.motion.rates
-        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S[ks] + R.speed(other, ks))
+        lam = np.maximum(np.linalg.norm(c0, axis=1), np.linalg.norm(c1, axis=1)) + 0.5 * (S + R.speed(other, ks))
         Wo = R.W[other, ks]
-        K = M[ks] + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
+        K = M + R.M[other, ks] + (R.dW[other, ks] + Wo ** 2) * lam
         with np.errstate(divide="ignore", invalid="ignore"):
             speed = np.where(Wo < 1.0, (np.linalg.norm(c1 - c0, axis=1) + 0.5 * K) / np.maximum(1.0 - Wo, 1e-300),
                              np.inf)
         stray = (K + 2.0 * Wo * speed) / 8.0
-        d = segment_distance(film.shapes[other], c0, c1)
+        d = segment_distance(film.shapes[other[0]], c0, c1)
         out = np.full(len(ks), -np.inf)
         at = np.nonzero((d > 0) & np.isfinite(stray))[0]
         if len(at):
             known = np.zeros(len(at), bool) if outside is None else np.asarray(outside, bool)[at]
-            known[~known] = self._outside_of(other, c0[at[~known]])
+            known[~known] = self._outside_of(int(other[0]), c0[at[~known]])
             out[at[known]] = d[at[known]] - stray[at[known]] - r_out
         return out
 
@@ -456,6 +487,21 @@ class PairMotion:
                 triangles = np.asarray(shape.mesh.triangles, float)
             out[i] = not inside(triangles, points[i])
         return out
+
+
+def by_shapes(film: Footage, *bodies: np.ndarray) -> list[np.ndarray]:
+    """Indices of the entries of body arrays (one length) grouped by their bodies' shapes (all of them
+    alike within a group), in order within each group."""
+    if len(bodies[0]) == 0:
+        return []
+    code: dict[str, int] = {}
+    ids = np.array([code.setdefault(sh.hash, len(code)) for sh in film.shapes])
+    key = np.zeros(len(bodies[0]), np.int64)
+    for body in bodies:
+        key = key * len(code) + ids[body]
+    order = np.argsort(key, kind="stable")
+    cuts = np.nonzero(np.diff(key[order]))[0] + 1
+    return np.split(order, cuts)
 
 
 def _facing(planes, middle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -483,6 +529,6 @@ def heights(pts: np.ndarray, rel: np.ndarray, normals: np.ndarray, offsets: np.n
     n, k = lift.shape
     flat = local.reshape(n * k, 3)
     step = max(1, (1 << 22) // max(len(pts), 1))                              # bounded memory
-    low = np.concatenate([(pts @ flat[i:i + step].T).min(axis=0) for i in range(0, n * k, step)]) if n else \
-        np.zeros(0)
+    low = np.concatenate([(flat[i:i + step] @ pts.T).min(axis=1) for i in range(0, n * k, step)]) if n else \
+        np.zeros(0)                                                           # (each plane's row reduced whole)
     return low.reshape(n, k) + lift
