@@ -87,6 +87,26 @@ def _middle(scene, world, joints: list[str], base: str) -> str | None:
     return min(children, key=lambda c: abs(dist[c] - far / 2)) if far > 1e-6 else None
 
 
+def _front(scene, pose: Pose, root: str, chains: dict[str, list[str]], bases: dict[str, str]) -> np.ndarray | None:
+    """The character's front in the world, horizontal: where its hands go when its elbows bend from
+    the rest pose (each arm's middle joint to the middle of its range); None when that says nothing."""
+    rest = Pose.rest(scene)
+    rest.roots[root] = list(pose.roots[root])
+    rest = rest.completed(scene)
+    world = pose_world(scene, rest)
+    total = np.zeros(3)
+    for e, joints in chains.items():
+        mid = _middle(scene, world, joints, bases[e])
+        j = next((scene.joint(n) for n in joints if mid is not None and scene.joint(n).child == mid), None)
+        if j is None or j.type != "revolute" or not np.isfinite(j.upper - j.lower) or j.upper - j.lower < 0.5:
+            continue
+        bent = rest.copy()
+        bent.joints[j.name] = (j.lower + j.upper) / 2
+        total += frame_pose(scene, bent, e)[:3, 3] - frame_pose(scene, rest, e)[:3, 3]
+    total[2] = 0.0
+    return total / np.linalg.norm(total) if np.linalg.norm(total) > 1e-3 else None
+
+
 def _yaw(q) -> np.ndarray:
     return quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array(q))
 
@@ -136,6 +156,7 @@ def _stances(trial, pose: Pose, body: str, pair: tuple[str, str], chains: dict[s
     mid = (at[pair[0]] + at[pair[1]]) / 2
     here = np.asarray(pose.roots[root][:3], float)
     rot = world[body][:3, :3]
+    front = _front(scene, pose, root, chains, bases)
     stances = []
     for axis in (rot[:, 0], rot[:, 1], -rot[:, 0], -rot[:, 1]):
         a = np.array([axis[0], axis[1], 0.0])
@@ -147,11 +168,13 @@ def _stances(trial, pose: Pose, body: str, pair: tuple[str, str], chains: dict[s
         targets = {pair[0]: centre - a * (half_a + CLEAR * tol), pair[1]: centre + a * (half_a + CLEAR * tol)}
         for side in (1.0, -1.0):
             n = side * np.cross([0.0, 0.0, 1.0], a)
+            c, s = math.cos(theta), math.sin(theta)
+            if front is not None and np.dot([c * front[0] - s * front[1], s * front[0] + c * front[1]], n[:2]) > 0:
+                continue                           # the body would be behind it
             half_n = float(np.max((verts - centre) @ n))
             shifts = []
             for gap in GAPS:
                 spot = centre + n * (half_n + gap * np.mean(list(reach.values())))
-                c, s = math.cos(theta), math.sin(theta)
                 d = here - mid
                 shifts.append((gap, np.array([spot[0] + c * d[0] - s * d[1] - here[0],
                                               spot[1] + s * d[0] + c * d[1] - here[1], 0.0])))
@@ -235,15 +258,18 @@ def _held_out(scene, project, pose: Pose, chains: dict[str, list[str]], targets:
     try:
         if poles:
             pose, _ = solve_ik(scene, pose, joints, goals + poles, 100)
-        for _ in range(2):                 # the second time off the face by what the hand pokes past it
-            flat = [_flat(scene, project, pose, g, centre) if sum(scene.joint(j).dof for j in chains[g.name]) >= 6
-                    else g for g in goals]
+        for shifted in (False, True):       # the second time off the face by what the hand pokes past it
+            dof = {g.name: sum(scene.joint(j).dof for j in chains[g.name]) for g in goals}
+            flat = [_flat(scene, project, pose, g, centre) if dof[g.name] >= 6 else g for g in goals]
+            palms = [_palm(scene, project, pose, g, centre) for g in goals if dof[g.name] < 6]
+            if palms:                      # a hand that cannot be turned exactly is drawn flat first
+                pose, _ = solve_ik(scene, pose, joints, flat + palms, 100)
             got = solve_ik(scene, pose, joints, flat, 200)
             if got[1] > 1e-3 and any(g.rotation is not None for g in flat):
                 got = min(got, solve_ik(scene, pose, joints, goals, 200), key=lambda r: r[1])
             pose = got[0]
             poke = {g.name: _poke(scene, project, pose, g.name, g.position, centre) for g in goals}
-            if max(poke.values()) < 1e-3:
+            if shifted or max(poke.values()) < 1e-3:
                 break
             goals = [Goal(g.name, g.position - _inwards(g.position, centre) * poke[g.name]) for g in goals]
         return got[0], got[1], max(float(np.linalg.norm(g.position - targets[g.name])) for g in goals)
@@ -265,18 +291,34 @@ def _poke(scene, project, pose: Pose, effector: str, target: np.ndarray, centre:
     return max(0.0, float(np.max((np.asarray(mesh.vertices) - here) @ _inwards(target, centre))))
 
 
+def _thin(scene, project, pose: Pose, goal: Goal, centre: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hand's thinnest axis, in the world and in the effector frame, on the side the effector
+    sits (or, with the effector half way across it, the side now nearer facing `centre`)."""
+    f = scene.frame(goal.name)
+    local = body_mesh(scene.body(f.body), project.path).bounds
+    k = int(np.argmin(local[1] - local[0]))
+    hand = pose_world(scene, pose.completed(scene))[f.body][:3, :3]
+    along = f.local.as_list()[k] - (local[0][k] + local[1][k]) / 2
+    sign = np.sign(along) if abs(along) > 0.25 * (local[1][k] - local[0][k]) else \
+        (1.0 if np.dot(hand[:, k], _inwards(goal.position, centre)) >= 0 else -1.0)
+    m = frame_pose(scene, pose, goal.name)
+    return hand[:, k] * sign, m[:3, :3].T @ (hand[:, k] * sign)
+
+
+def _palm(scene, project, pose: Pose, goal: Goal, centre: np.ndarray, reach: float = 0.05) -> Goal:
+    """A soft goal drawing the hand's thinnest axis towards `centre`: a point that far along it from
+    the effector, to the point that far in from the target."""
+    _, axis = _thin(scene, project, pose, goal, centre)
+    return Goal(goal.name, goal.position + _inwards(goal.position, centre) * reach, weight=0.3,
+                offset=tuple(float(v) for v in axis * reach))
+
+
 def _flat(scene, project, pose: Pose, goal: Goal, centre: np.ndarray) -> Goal:
     """The goal with the effector turned (the least turn) so its hand's thinnest axis, on the side
     the effector sits, points from the target at `centre`."""
-    body = scene.frame(goal.name).body
-    local = body_mesh(scene.body(body), project.path).bounds
-    k = int(np.argmin(local[1] - local[0]))
-    sign = 1.0 if scene.frame(goal.name).local.as_list()[k] >= (local[0][k] + local[1][k]) / 2 else -1.0
+    now, _ = _thin(scene, project, pose, goal, centre)
     m = frame_pose(scene, pose, goal.name)
-    hand = pose_world(scene, pose.completed(scene))[body][:3, :3]
-    now = hand[:, k] * sign
-    want = np.asarray(centre, float) - goal.position
-    want /= max(np.linalg.norm(want), 1e-9)
+    want = _inwards(goal.position, centre)
     axis = np.cross(now, want)
     angle = math.atan2(float(np.linalg.norm(axis)), float(np.dot(now, want)))
     turn = quat_to_matrix(quat_from_axis_angle(axis / max(np.linalg.norm(axis), 1e-12), np.array(angle))) \
