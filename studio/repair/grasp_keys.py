@@ -3,14 +3,17 @@ two opposite faces, the arms held out clear of the trunk.
 
 A body that two effectors of one character grasp is held as a person holds a box: the character
 turns about the vertical so the line between its two arms' bases runs along one of the body's
-horizontal axes, stands before the face across that axis (its arms' bases a range of arm's
-lengths off the body, lower where legs are declared: crouching), and each effector goes to the
-middle of the face on its side, just off the surface. The arms are solved by IK within limits,
+horizontal axes, stands before the face across that axis (the body in front of it: where its
+hands go as its elbows bend from rest; its arms' bases a range of arm's lengths off the body,
+lower where legs are declared: crouching), and each effector goes to the middle of the face on
+its side, just off the surface by what its own hand pokes past it. Only the arms' own joints
+move (joints both chains name are the trunk's and stay). The arms are solved by IK within limits,
 each first drawn through a carry posture (its middle body, the elbow, pushed out and down away
-from the trunk, as two-bone IK with a pole places it) and then solved exactly from there, so the
-solve keeps the elbows out of the torso. With legs the plan declares for the root, the feet are
-planted again, turned and moved with it. Each pose must pass the one-frame checks like any key
-state; the first few that do are kept, the smallest turn and the shortest step first.
+from the trunk, as two-bone IK with a pole places it) with the hand's flat side drawn to the face,
+then solved exactly from there (turning the hand exactly where the arm has six joints or more),
+so the solve keeps the elbows out of the torso. With legs the plan declares for the root, the
+feet are planted again, turned and moved with it. Each pose must pass the one-frame checks like
+any key state; the first few that do are kept, the least turn, step and arm motion first.
 """
 from __future__ import annotations
 
@@ -41,7 +44,8 @@ def square_poses(trial, pose: Pose, ws, chains: dict[str, list[str]], root: str,
                  tol: float) -> list[tuple[str, list[dict]]]:
     """For each body two of the wanted effectors grasp: stances square before it, both hands on
     opposite faces, that pass the one-frame checks at `frame` (`chains`: each effector's joints)."""
-    key = (frame, tuple((w.event, w.effector, w.what) for w in ws), tuple(map(float, pose.roots[root])))
+    key = (frame, tuple((w.event, w.effector, w.what) for w in ws),
+           tuple((n, tuple(map(float, v))) for n, v in sorted(pose.roots.items())))
     memo = _found.setdefault(trial, {})
     if key not in memo:
         memo[key] = [got for body, pair in _pairs(ws) for got in
