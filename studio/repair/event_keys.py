@@ -13,8 +13,10 @@ solved by IK within limits; when the targets are out of reach the
 character's root first moves across the floor towards them, stopping short
 by a range of arm's lengths (with legs the plan declares for that root, the
 feet planted again, and crouching); and a free body may instead be brought
-to the effectors, held out towards it or where they are. Each pose must then
-pass the one-frame checks like any key state.
+to the effectors, held out towards it or where they are. A body two hands
+grasp is also held from a stance square before it, a hand on each of two
+opposite faces (`grasp_keys`). Each pose must then pass the one-frame checks
+like any key state.
 """
 from __future__ import annotations
 
