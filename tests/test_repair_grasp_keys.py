@@ -31,8 +31,8 @@ TOL = 0.03                 # a grasp's default tolerance
 
 
 def table_film(path) -> Project:
-    """The robot walks side-on (facing +y) past a table whose box sits at its near edge, 0.55 m to its right; the plan
-    wants both its hands on the box meanwhile."""
+    """The robot is carried side-on (facing +y, interpolated) past a table whose box sits at its near
+    edge, 0.55 m to the robot's right; the plan wants both its hands on the box meanwhile."""
     project = Project.create(path, name="table", fps=24, frame_start=A)
     d = robot_scene().to_dict()
     d["bodies"] += [{"name": "table", "kind": "static", "flags": ["static"], "mass": 0,
@@ -43,7 +43,8 @@ def table_film(path) -> Project:
     scene = Scene.from_dict(d)
     save_scene(project, scene)
     box = ToolBox(project, actor=REVIEWER)
-    events = [{"id": f"grasp_{s}", "kind": "grasp", "subjects": [f"gripper_{s}", "box"], "window": [1009, 1017]} for s in "lr"]
+    events = [{"id": f"grasp_{s}", "kind": "grasp", "subjects": [f"gripper_{s}", "box"], "window": [1009, 1017]}
+              for s in "lr"]
     box.call("set_plan", {"plan": plan([("here", A), ("there", B)], ["pelvis", "box"], events, [
         {"segment": "here..there", "tool": "interpolate", "params": {}}])})
     for sid, frame, y in (("here", A, -0.6), ("there", B, 0.6)):
