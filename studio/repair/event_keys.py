@@ -13,8 +13,10 @@ solved by IK within limits; when the targets are out of reach the
 character's root first moves across the floor towards them, stopping short
 by a range of arm's lengths (with legs the plan declares for that root, the
 feet planted again, and crouching); and a free body may instead be brought
-to the effectors, held out towards it or where they are. Each pose must then
-pass the one-frame checks like any key state.
+to the effectors, held out towards it or where they are. A body two hands
+grasp is also held from a stance square before it, a hand on each of two
+opposite faces (`grasp_keys`). Each pose must then pass the one-frame checks
+like any key state.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from studio.scene.meshes import body_mesh
 from studio.scene.pose import Pose
 from studio.timeline.motion.ik import Goal, IKError, frame_pose, solve_ik
 
+from studio.repair.grasp_keys import square_poses
 from studio.repair.offline import _chain, _root_change
 
 KINDS = ("grasp", "reach")
@@ -179,15 +182,17 @@ def resting(trial, pose: Pose, ws: list[Want], before: Pose | None) -> tuple[Pos
     return out, changes
 
 
-def key_poses(trial, pose: Pose, ws: list[Want], before: Pose | None = None) -> list[tuple[str, list[dict]]]:
+def key_poses(trial, pose: Pose, ws: list[Want], before: Pose | None = None,
+              frame: int | None = None) -> list[tuple[str, list[dict]]]:
     """Poses with every wanted effector at its target: by IK, by moving the root then IK, or by
-    bringing a free grasped body to the effectors. With `before` (the pose of the state that opens
-    the segment), a grasped body is first put back where it rests there."""
+    bringing a free grasped body to the effectors; with the key's `frame`, a body two hands grasp
+    also held from a stance square before it (`grasp_keys`). With `before` (the pose of the state
+    that opens the segment), a grasped body is first put back where it rests there."""
     if not ws:
         return []
     start, put_back = resting(trial, pose, ws, before)
     out = []
-    for summary, changes in _key_poses(trial, start, ws):
+    for summary, changes in _key_poses(trial, start, ws, frame):
         touched = {c["name"] for c in changes if c["kind"] == "root"}
         kept = [c for c in put_back if c["name"] not in touched]
         out.append(((f"{summary}, " + ", ".join(f"{c['name']} left where it rests" for c in kept)) if kept
@@ -195,13 +200,13 @@ def key_poses(trial, pose: Pose, ws: list[Want], before: Pose | None = None) -> 
     return out
 
 
-def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]]:
+def _key_poses(trial, pose: Pose, ws: list[Want], frame: int | None = None) -> list[tuple[str, list[dict]]]:
     scene = trial.scene
     effs = list(dict.fromkeys(w.effector for w in ws))
     tol = min(w.tolerance for w in ws) * FIT
-    chains = list(dict.fromkeys(j for e in effs for j in
-                                (declared_chain(trial.plan, e) or _chain(scene, scene.frame(e).body, "", 8))
-                                if scene.joint(j).type != "fixed"))      # a fixed joint has no value to solve
+    own = {e: [j for j in (declared_chain(trial.plan, e) or _chain(scene, scene.frame(e).body, "", 8))
+               if scene.joint(j).type != "fixed"] for e in effs}    # a fixed joint has no value to solve
+    chains = list(dict.fromkeys(j for e in effs for j in own[e]))
     names = ", ".join(effs)
     what = ", ".join(dict.fromkeys(w.what for w in ws))
     out = []
@@ -223,6 +228,8 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
     flat = np.array([gap[0], gap[1], 0.0])
     dist = float(np.linalg.norm(flat))
     movable = not scene.body(root).is_static and all(scene.group_root(scene.frame(e).body) == root for e in effs)
+    if frame is not None and movable and all(own.values()):
+        out += square_poses(trial, pose, ws, own, root, legs, frame, tol)
     if chains and movable:
         toward = np.asarray(pose.roots[root][:3]) - np.mean(list(targets.values()), axis=0)
         toward = np.array([toward[0], toward[1], 0.0]) / max(np.linalg.norm(toward[:2]), 1e-9)

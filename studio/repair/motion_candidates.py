@@ -168,7 +168,7 @@ def key_poses(trial: FilmTrial, run: FailingRun, pose: Pose) -> list[tuple[str, 
     if run.check == "JointLimits":
         return joint_candidates(trial.scene, pose, ev)
     if run.check == "EventsSatisfied":
-        return event_keys.key_poses(trial, pose, event_wants(trial, run, run.worst))
+        return event_keys.key_poses(trial, pose, event_wants(trial, run, run.worst), frame=run.worst)
     return []
 
 
@@ -203,7 +203,7 @@ def key_candidates(trial: FilmTrial, run: FailingRun, passed: list | None = None
     opening = trial.states.get(a)
     first = opening.pose if opening else trial.pose_at(next(s["start"] for s in trial.segments
                                                             if s["segment"] == run.segment)).completed(trial.scene)
-    poses = (event_keys.key_poses(trial, pose, event_wants(trial, run, frame), first)
+    poses = (event_keys.key_poses(trial, pose, event_wants(trial, run, frame), first, frame)
              if run.check == "EventsSatisfied" else key_poses(trial, run, pose))
     if run.check == "EventsSatisfied":
         event = next((e for e in trial.plan.get("events", []) or [] if e.get("id") == run.evidence.get("event")), {})
