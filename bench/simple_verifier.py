@@ -40,9 +40,12 @@ def hull_of(points):
 
 
 def hull3(points):
-    """Vertices, facet equations (n·x + o <= 0 inside) and facet triangles of the hull of points."""
+    """Vertices, facet equations (n·x + o <= 0 inside), facet triangles of the hull of points, and the
+    triangles as indices into those vertices."""
     h = ConvexHull(points)
-    return points[h.vertices], h.equations, points[h.simplices]
+    at = np.full(len(points), -1)
+    at[h.vertices] = np.arange(len(h.vertices))
+    return points[h.vertices], h.equations, points[h.simplices], at[h.simplices]
 
 
 def least_width(vertices, equations):
@@ -99,8 +102,8 @@ def convex_gap(va, vb):
 
 
 def placed(hull, lin, t):
-    """A hull (vertices, Qhull's facet equations, facet triangles) moved by x -> lin x + t."""
-    v, eq, tri = hull
+    """A hull (vertices, Qhull's facet equations, facet triangles, ...) moved by x -> lin x + t."""
+    v, eq, tri = hull[:3]
     n = eq[:, :3] @ np.linalg.inv(lin)                 # normals go by the inverse transpose
     size = np.linalg.norm(n, axis=1)
     n = n / size[:, None]
@@ -130,7 +133,7 @@ def pair_verdict(va, vb, ha, pose_a, hb, pose_b, t, axes_seen=None, key=None):
     what their facet planes prove (a separation along a facet normal bounds the gap from below, the
     least overlap along them bounds the depth from above, a corner's distance to the facet of the
     other it lies beyond bounds the gap from above; a point deeper than t in both, deep_point, proves
-    the depth); the Minkowski difference (convex_gap) where those leave it open (and at once for small
+    the depth: the last one found for the pair is tried before the planes); the Minkowski difference (convex_gap) where those leave it open (and at once for small
     hulls, where Qhull is quicker than the planes)."""
     if box_gap(va, vb) > t:
         return False, False                            # boxes apart by more than t: so are the hulls
@@ -141,6 +144,9 @@ def pair_verdict(va, vb, ha, pose_a, hb, pose_b, t, axes_seen=None, key=None):
     if seen is not None and apart_along(va, vb, seen) > t:
         return False, False                            # apart along the axis that parted them before
     (_, ea, ta), (_, eb, tb) = placed(ha, *pose_a), placed(hb, *pose_b)
+    point = None if axes_seen is None else axes_seen.get(("point", key))
+    if point is not None and depth_in(ea, eb, point) > t:
+        return True, True                              # the point that was deep in both still is
     axes = np.concatenate([ea[:, :3], eb[:, :3]])
     pa, pb = va @ axes.T, vb @ axes.T
     lo_a, hi_a, lo_b, hi_b = pa.min(0), pa.max(0), pb.min(0), pb.max(0)
@@ -159,24 +165,58 @@ def pair_verdict(va, vb, ha, pose_a, hb, pose_b, t, axes_seen=None, key=None):
             up = min(up, float(np.sqrt(origin_to_each(tri[k] - v[:, None, :]).min())))
         if up <= t:
             return False, True
-    elif deep_point(ea, eb) > t:
-        return True, True                              # a point deeper than t in both: so is the pair
+        near = touch_by_nearest(va, vb, ha, hb, ea, eb, ta, tb, t)
+        if near is not None:
+            return False, near
+    else:
+        point = deep_point(ea, eb)
+        if point is not None and depth_in(ea, eb, point) > t:
+            if axes_seen is not None:
+                axes_seen[("point", key)] = point
+            return True, True                          # a point deeper than t in both: so is the pair
     gap = convex_gap(va, vb)
     return -gap > t, gap <= t
 
 
+def touch_by_nearest(va, vb, ha, hb, ea, eb, ta, tb, t):
+    """Whether two placed convex hulls, not deeper than t, come within t, decided exactly from the
+    nearest points python-fcl's GJK finds (None where that leaves it open): the separation of the
+    vertices along the line between them bounds the gap from below, and the nearest point on A's
+    side, its exact distance to B's facets plus its exact distance to A (0 inside A's planes), from
+    above; hulls fcl finds overlapping are touching where a point lies in both (deep_point)."""
+    import fcl
+    oa = fcl.CollisionObject(fcl.Convex(va, len(ta), np.c_[np.full(len(ta), 3), ha[3]].reshape(-1)))
+    ob = fcl.CollisionObject(fcl.Convex(vb, len(tb), np.c_[np.full(len(tb), 3), hb[3]].reshape(-1)))
+    res = fcl.DistanceResult()
+    d = fcl.distance(oa, ob, fcl.DistanceRequest(), res)
+    if d <= 0:
+        point = deep_point(ea, eb)
+        return True if point is not None and depth_in(ea, eb, point) >= 0 else None
+    pa, pb = np.asarray(res.nearest_points[0], float), np.asarray(res.nearest_points[1], float)
+    u = (pb - pa) / max(np.linalg.norm(pb - pa), 1e-300)
+    if apart_along(va, vb, u) > t:
+        return False
+    out_a = 0.0 if np.all(pa @ ea[:, :3].T + ea[:, 3] <= 0) else origin_to_triangles(ta - pa)
+    if origin_to_triangles(tb - pa) + out_a <= t:
+        return True
+    return None
+
+
 def deep_point(ea, eb):
-    """A lower bound of the penetration depth of two convex hulls given by facet planes: the depth
-    in both of the point deepest in both (a linear program; the depth is then measured at that point
-    on the planes, so the bound holds whatever the solver's tolerance). Moving one hull by less than
-    that keeps the point in both, so they still overlap. -inf where the program finds no point."""
+    """The point deepest in both of two convex hulls given by facet planes (a linear program), or None
+    where it finds none. Its depth in both (depth_in, measured on the planes, so it holds whatever the
+    solver's tolerance) bounds the penetration depth from below: moving one hull by less than that
+    keeps the point in both, so they still overlap."""
     from scipy.optimize import linprog
     eq = np.concatenate([ea, eb])
     res = linprog([0, 0, 0, -1], A_ub=np.c_[eq[:, :3], np.ones(len(eq))], b_ub=-eq[:, 3],
                   bounds=[(None, None)] * 4, method="highs")
-    if res.status != 0:
-        return -np.inf
-    return float(np.min(-(eq[:, :3] @ res.x[:3] + eq[:, 3])))
+    return res.x[:3] if res.status == 0 else None
+
+
+def depth_in(ea, eb, p):
+    """The depth of point p in both hulls (facet planes): the least of its depths below the planes."""
+    return float(min(np.min(-(ea[:, :3] @ p + ea[:, 3])), np.min(-(eb[:, :3] @ p + eb[:, 3]))))
 
 
 class Part:
