@@ -250,12 +250,24 @@ class Part:
             g.addSubModel(v, self.faces.astype(np.int32))
             g.endModel()
             obj = fcl.CollisionObject(g, fcl.Transform())
-        return Placed(v, v[self.faces], eq, obj)
+        return Placed(v, v[self.faces], eq, obj, self, lin, t)
 
 
 class Placed:
-    def __init__(self, v, tri, planes, obj):
+    def __init__(self, v, tri, planes, obj, part=None, lin=None, t=None):
         self.v, self.tri, self.planes, self.obj = v, tri, planes, obj
+        self.part, self.lin, self.t = part, lin, t
+
+    def signed(self, points):
+        """Exact depth of points inside this part (negative: their distance outside it)."""
+        if self.planes is not None:
+            h = -(points @ self.planes[:, :3].T + self.planes[:, 3])
+            inn = h.min(1) >= 0
+            d = np.sqrt(np.min(origin_to_each((self.tri[None] - points[:, None, None, :]).reshape(-1, 3, 3))
+                               .reshape(len(points), -1), 1))
+            return np.where(inn, h.min(1), -d)
+        d = to_each(points, self.tri).min(1)
+        return np.where(inside_mesh(points, self.tri), d, -d)
 
 
 def inside_mesh(points, tri):
@@ -333,7 +345,7 @@ FINEST = 1e-6      # a piece of surface this small whose bounds still straddle t
 MOST = 400000      # pieces of surface measured at once, at most: beyond, the pair is reported as open
 
 
-def deeper_than(x, y, t, open_count):
+def deeper_than(x, y, t, open_count, seen=None):
     """Whether some point of x's surface lies deeper than t inside y (its distance to y's surface),
     exactly: x's triangles are cut in four until each is settled. A piece is settled when a corner is
     proven deeper than t (the answer: yes), or when its points are proven no deeper than t: inside y a
@@ -342,10 +354,16 @@ def deeper_than(x, y, t, open_count):
     least of the largest corner distance (for a convex y its facets' planes, linear); and none is
     deeper than the depth at the piece's middle plus its radius (the depth is 1-Lipschitz). Only the
     pieces within y's box shrunk by t can hold such a point. A piece smaller than FINEST still open
-    is counted in open_count[0] and not deeper (within a micrometre of t)."""
+    is counted in open_count[0] and not deeper (within a micrometre of t). The piece that answered
+    yes is kept in seen (its corners and middle, points of x's surface, in x's own frame) and measured
+    first the next time the same parts meet: still deeper than t, it answers at once."""
     lo, hi = y.v.min(0) + t, y.v.max(0) - t
     if np.any(lo > hi):
         return False                                   # y thinner than 2t: no point of it that deep
+    key = (id(x.part), id(y.part))
+    if seen is not None and key in seen:
+        if np.max(y.signed(seen[key] @ x.lin.T + x.t)) > t:
+            return True
     tri = x.tri
     while len(tri):
         tri = tri[np.all(tri.max(1) >= lo, 1) & np.all(tri.min(1) <= hi, 1)]
@@ -363,6 +381,9 @@ def deeper_than(x, y, t, open_count):
         else:
             low, up = mesh_bounds(tri, mid, r, y, t)
         if np.any(low > t):
+            if seen is not None:
+                j = int(np.argmax(low))
+                seen[key] = np.linalg.solve(x.lin, (np.concatenate([tri[j], mid[j:j + 1]]) - x.t).T).T
             return True
         still = up > t
         small = still & (r < FINEST)
@@ -371,7 +392,7 @@ def deeper_than(x, y, t, open_count):
     return False
 
 
-def part_verdict(x, y, t, open_count):
+def part_verdict(x, y, t, open_count, seen=None):
     """(penetrating, touching) of two placed parts, at least one not convex: touching when their
     surfaces come within t (python-fcl's exact distance of the two triangle trees) or one holds the
     other (a corner of one inside the other); penetrating when a point of either surface lies deeper
@@ -382,7 +403,7 @@ def part_verdict(x, y, t, open_count):
     gap = fcl.distance(x.obj, y.obj, fcl.DistanceRequest(), fcl.DistanceResult())
     if gap > t and not (holds(x, y.v[:1]) or holds(y, x.v[:1])):
         return False, False
-    return deeper_than(x, y, t, open_count) or deeper_than(y, x, t, open_count), True
+    return deeper_than(x, y, t, open_count, seen) or deeper_than(y, x, t, open_count, seen), True
 
 
 def holds(part, points):
@@ -491,7 +512,7 @@ def verify(film: Film, with_fcl=False):
                             for i_y, y in enumerate(ys):
                                 if i_x < len(film.pieces[a]) and i_y < len(film.pieces[b]):
                                     continue                  # two convex pieces: measured above
-                                p, q = part_verdict(x, y, t, open_count)
+                                p, q = part_verdict(x, y, t, open_count, axes_seen)
                                 pen, touch = pen or p, touch or q
                                 mesh_queries += 1
                     cache[key] = (pen, touch)
