@@ -154,6 +154,9 @@ def main(argv=None):
               f"{row['warm']:6.2f} ({row['warm_wall']:6.2f}) | {row['simple']:6.2f} ({row['simple_wall']:6.2f}) "
               f"{fcl:5.2f} | {row['cold_x']:6.2f} {row['warm_x']:6.2f} | {row['mb']:9.0f} "
               f"{row['smb']:6.0f} | {row['pen']:>22} {row['flo']:>14}", flush=True)
+        if sdoc.get("within_micrometre") or sdoc.get("too_many_pieces"):
+            print(f"{'':24} simple verifier: {sdoc['within_micrometre']} pieces of surface left within a "
+                  f"micrometre of tau, {sdoc['too_many_pieces']} part pairs given up (too many pieces)", flush=True)
         for f in folder.glob(f"cache-{name}"):
             subprocess.run(["rm", "-rf", str(f)])
     if not rows:
