@@ -42,6 +42,12 @@ MEASURE = ("import os, sys, json, time\nt = time.perf_counter()\npid = os.fork()
            "'wall': time.perf_counter() - t}))")
 
 
+# The studio runs its verifiers with one BLAS thread (its products are small, where a second thread
+# spends more CPU handing work over than it saves); the simple verifier's products are as small, so it
+# runs with one too, or its CPU seconds would carry the threads' cost and flatter the ratios.
+SIMPLE_ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+
 def run(cmd, env=None):
     """(wall seconds, peak resident MB, exit code, stderr, cpu seconds) of one process."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,11 +131,12 @@ def main(argv=None):
         cold = run([py, "-m", "studio.cli", "verify", str(glb), "--json", str(out)], env)
         warm = run([py, "-m", "studio.cli", "verify", str(glb), "--json", str(out)], env)
         sout = folder / f"{name}.simple.json"
-        s1 = run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
-        s2 = s1 if args.simple_once else run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)])
+        s1 = run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)], SIMPLE_ENV)
+        s2 = s1 if args.simple_once else run([py, str(HERE / "simple_verifier.py"), str(truth), str(sout)],
+                                             SIMPLE_ENV)
         fout = folder / f"{name}.fcl.json"
         if not args.simple_once:
-            run([py, str(HERE / "simple_verifier.py"), str(truth), str(fout), "--fcl"])
+            run([py, str(HERE / "simple_verifier.py"), str(truth), str(fout), "--fcl"], SIMPLE_ENV)
         fcl = json.loads(fout.read_text()).get("fcl_seconds", float("nan")) if fout.exists() else float("nan")
         if not out.exists() or s1[2] != 0:
             print(f"{name}: failed: studio exit {cold[2]} {cold[3].strip()[-300:]} simple exit {s1[2]} {s1[3][-300:]}")
