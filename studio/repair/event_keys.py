@@ -86,6 +86,22 @@ def declared_chain(plan: dict, effector: str) -> list[str]:
     return list(got["joints"]) if got else []
 
 
+def declared_chains(plan: dict, effector: str) -> list[list[str]]:
+    """Every chain the plan's motion entries declare for the effector, in the plan's order."""
+    out: list[list[str]] = []
+    for m in plan.get("motion", []) or []:
+        stack = [m.get("params") or {}]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                if v.get("frame") == effector and isinstance(v.get("joints"), list) and v["joints"] not in out:
+                    out.append(list(v["joints"]))
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+    return out
+
+
 def declared_legs(plan: dict, root: str) -> dict:
     """The legs a plan motion entry declares for the character's root ({"root", "legs"}), if any."""
     got = _first_declared(plan, lambda v: v.get("root") == root and isinstance(v.get("legs"), list))
@@ -339,5 +355,44 @@ def region_poses(trial, pose: Pose, event: dict) -> list[tuple[str, list[dict]]]
         planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
                    for n in sorted(moved.joints) if moved.joints[n] != pose.joints[n]]
         out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm into the region of {event.get('id')}",
+                    [change] + planted))
+    return out
+
+
+THROUGH = (0.05, 0.1, 0.2)       # metres beyond the plane a pass_through's subject is brought
+
+
+def through_poses(trial, pose: Pose, event: dict) -> list[tuple[str, list[dict]]]:
+    """An unmet pass_through event's subject brought across its plane: the root of its tree (a free
+    body, or a character with its declared legs planted again) moved along the plane's normal so the
+    subject's centroid stands a few centimetres on the positive side (the film before the key has it
+    on the negative side, so it passes between them). Each must pass its own checks; a way blocked
+    by a part on a joint (a door) is cleared by the key's own part moves (`motion_candidates`)."""
+    from studio.checks.shape import shape_of
+    scene, subj = trial.scene, (event.get("subjects") or [None])[0]
+    params = event.get("params") or {}
+    if subj not in scene.body_names or "point" not in params or "normal" not in params:
+        return []
+    root = scene.group_root(subj)
+    if scene.body(root).is_static or root in trial.fixed:
+        return []
+    n = np.asarray(params["normal"], float)
+    n = n / max(np.linalg.norm(n), 1e-12)
+    w = pose_world(scene, pose)[subj]
+    c = w[:3, :3] @ shape_of(trial.check.meshes[subj]).centroid + w[:3, 3]
+    side = float((c - np.asarray(params["point"], float)) @ n)
+    legs = declared_legs(trial.plan, root)
+    out = []
+    for beyond in THROUGH:
+        if side >= beyond:
+            continue
+        delta = (beyond - side) * n
+        got = _moved(trial, pose, root, delta, legs)
+        if got is None:
+            continue
+        moved, change = got
+        planted = [{"kind": "joint", "name": k, "from": pose.joints[k], "to": moved.joints[k]}
+                   for k in sorted(moved.joints) if moved.joints[k] != pose.joints[k]]
+        out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm through the plane of {event.get('id')}",
                     [change] + planted))
     return out
