@@ -228,7 +228,8 @@ def key_candidates(trial: FilmTrial, run: FailingRun, passed: list | None = None
             continue
         reports = check_pose(trial.project, trial.scene, fixed, frame, sid)
         if failing_required(reports):
-            cleared = _parts_cleared(trial, fixed, frame, sid, reports) if run.check == "EventsSatisfied" else None
+            cleared = _parts_cleared(trial, fixed, frame, sid, reports, event.get("subjects") or []) \
+                if run.check == "EventsSatisfied" else None
             if cleared is None:
                 continue
             words, more = cleared
@@ -244,11 +245,12 @@ def key_candidates(trial: FilmTrial, run: FailingRun, passed: list | None = None
     return out
 
 
-def _parts_cleared(trial: FilmTrial, pose: Pose, frame: int, sid: str,
-                   reports: list) -> tuple[str, list[dict]] | None:
+def _parts_cleared(trial: FilmTrial, pose: Pose, frame: int, sid: str, reports: list,
+                   subjects: list[str]) -> tuple[str, list[dict]] | None:
     """For a key pose whose only required failure is a body in a part that moves on its own joint
     (a character stepping through a door that is not open far enough): the part moved clear on its
-    joint, the smallest move that passes the pose's checks, in words and as changes."""
+    joint, the smallest move that passes the pose's checks, in words and as changes. A part that
+    carries one of the event's subjects (the knob a hand reaches for) is left where it is."""
     bad = [r for r in reports if r.name in REQUIRED and r.verdict not in ("pass", "not_applicable")]
     if not bad or any(r.name != "NoPenetration" for r in bad):
         return None
@@ -256,7 +258,12 @@ def _parts_cleared(trial: FilmTrial, pose: Pose, frame: int, sid: str,
     if not evs or not all(driven_joint(trial.scene, e["a"], trial.fixed) or driven_joint(trial.scene, e["b"], trial.fixed)
                           for e in evs):
         return None
+    frames = {f.name: f.body for f in trial.scene.frames}
+    carried = [frames.get(n, n) for n in subjects if frames.get(n, n) in trial.scene.body_names]
     ev = max(evs, key=lambda e: float(e.get("depth_m", 0.0)))
+    for j in {driven_joint(trial.scene, n, trial.fixed) for n in (ev["a"], ev["b"])} - {None}:
+        if any(_moved_by(trial.scene, b, j.child) for b in carried):
+            return None
     for words, changes in sorted(part_candidates(trial.scene, pose, ev, trial.fixed),
                                  key=lambda c: abs(c[1][0]["to"] - c[1][0]["from"])):
         if not failing_required(check_pose(trial.project, trial.scene, apply_changes(trial.scene, pose, changes),
