@@ -261,8 +261,9 @@ def _parts_cleared(trial: FilmTrial, pose: Pose, frame: int, sid: str, reports: 
     frames = {f.name: f.body for f in trial.scene.frames}
     carried = [frames.get(n, n) for n in subjects if frames.get(n, n) in trial.scene.body_names]
     ev = max(evs, key=lambda e: float(e.get("depth_m", 0.0)))
-    for j in {driven_joint(trial.scene, n, trial.fixed) for n in (ev["a"], ev["b"])} - {None}:
-        if any(_moved_by(trial.scene, b, j.child) for b in carried):
+    for n in (ev["a"], ev["b"]):
+        j = driven_joint(trial.scene, n, trial.fixed)
+        if j is not None and any(_moved_by(trial.scene, b, j.child) for b in carried):
             return None
     for words, changes in sorted(part_candidates(trial.scene, pose, ev, trial.fixed),
                                  key=lambda c: abs(c[1][0]["to"] - c[1][0]["from"])):
