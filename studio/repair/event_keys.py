@@ -34,7 +34,7 @@ KINDS = ("grasp", "reach")
 BACK_OFF = (0.0, 0.15, 0.3, 0.45)      # metres short of the targets the root stops, arm's lengths
 FIT = 0.5                              # share of an event's tolerance an effector may miss by
 LOWER = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)          # metres a character with declared legs may crouch
-MOST = 2                               # root moves kept per standoff (each is checked like a key state)
+MOST = 2                               # root moves kept per standoff and distance (each checked like a key state)
 RISES = (0.0, 0.9, -0.9)               # shares of a grasp's tolerance a held body sits below or above the hands
 STANDOFFS = (None, np.array([0.0, 0.0, 0.6]))   # a hand on its target, or above it by 0.6 tolerance (or
                                                 # 0.6 tolerance nearer the character: holding an edge)
@@ -243,8 +243,8 @@ def _key_poses(trial, pose: Pose, ws: list[Want]) -> list[tuple[str, list[dict]]
         toward = np.asarray(pose.roots[root][:3]) - np.mean(list(targets.values()), axis=0)
         toward = np.array([toward[0], toward[1], 0.0]) / max(np.linalg.norm(toward[:2]), 1e-9)
         for lift in (*STANDOFFS, 0.6 * toward):
-            found = 0
-            for back in BACK_OFF:
+            for back in BACK_OFF:          # each stand-off distance: the nearest may put the body in the target's part
+                found = 0
                 for drop in (LOWER if legs else (0.0,)):
                     if found >= MOST or (dist <= back and back > 0):
                         continue
