@@ -37,7 +37,7 @@ KINDS = ("grasp", "reach")
 BACK_OFF = (0.0, 0.15, 0.3, 0.45)      # metres short of the targets the root stops, arm's lengths
 FIT = 0.5                              # share of an event's tolerance an effector may miss by
 LOWER = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)          # metres a character with declared legs may crouch
-MOST = 2                               # root moves kept per standoff (each is checked like a key state)
+MOST = 2                               # root moves kept per standoff and distance (each checked like a key state)
 RISES = (0.0, 0.9, -0.9)               # shares of a grasp's tolerance a held body sits below or above the hands
 STANDOFFS = (None, np.array([0.0, 0.0, 0.6]))   # a hand on its target, or above it by 0.6 tolerance (or
                                                 # 0.6 tolerance nearer the character: holding an edge)
@@ -87,6 +87,22 @@ def declared_chain(plan: dict, effector: str) -> list[str]:
     """The joints a plan motion entry declares for the effector (the first that does)."""
     got = _first_declared(plan, lambda v: v.get("frame") == effector and isinstance(v.get("joints"), list))
     return list(got["joints"]) if got else []
+
+
+def declared_chains(plan: dict, effector: str) -> list[list[str]]:
+    """Every chain the plan's motion entries declare for the effector, in the plan's order."""
+    out: list[list[str]] = []
+    for m in plan.get("motion", []) or []:
+        stack = [m.get("params") or {}]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                if v.get("frame") == effector and isinstance(v.get("joints"), list) and v["joints"] not in out:
+                    out.append(list(v["joints"]))
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+    return out
 
 
 def declared_legs(plan: dict, root: str) -> dict:
@@ -234,8 +250,8 @@ def _key_poses(trial, pose: Pose, ws: list[Want], frame: int | None = None) -> l
         toward = np.asarray(pose.roots[root][:3]) - np.mean(list(targets.values()), axis=0)
         toward = np.array([toward[0], toward[1], 0.0]) / max(np.linalg.norm(toward[:2]), 1e-9)
         for lift in (*STANDOFFS, 0.6 * toward):
-            found = 0
-            for back in BACK_OFF:
+            for back in BACK_OFF:          # each stand-off distance: the nearest may put the body in the target's part
+                found = 0
                 for drop in (LOWER if legs else (0.0,)):
                     if found >= MOST or (dist <= back and back > 0):
                         continue
@@ -346,5 +362,44 @@ def region_poses(trial, pose: Pose, event: dict) -> list[tuple[str, list[dict]]]
         planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
                    for n in sorted(moved.joints) if moved.joints[n] != pose.joints[n]]
         out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm into the region of {event.get('id')}",
+                    [change] + planted))
+    return out
+
+
+THROUGH = (0.05, 0.1, 0.2)       # metres beyond the plane a pass_through's subject is brought
+
+
+def through_poses(trial, pose: Pose, event: dict) -> list[tuple[str, list[dict]]]:
+    """An unmet pass_through event's subject brought across its plane: the root of its tree (a free
+    body, or a character with its declared legs planted again) moved along the plane's normal so the
+    subject's centroid stands a few centimetres on the positive side (the film before the key has it
+    on the negative side, so it passes between them). Each must pass its own checks; a way blocked
+    by a part on a joint (a door) is cleared by the key's own part moves (`motion_candidates`)."""
+    from studio.checks.shape import shape_of
+    scene, subj = trial.scene, (event.get("subjects") or [None])[0]
+    params = event.get("params") or {}
+    if subj not in scene.body_names or "point" not in params or "normal" not in params:
+        return []
+    root = scene.group_root(subj)
+    if scene.body(root).is_static or root in trial.fixed:
+        return []
+    n = np.asarray(params["normal"], float)
+    n = n / max(np.linalg.norm(n), 1e-12)
+    w = pose_world(scene, pose)[subj]
+    c = w[:3, :3] @ shape_of(trial.check.meshes[subj]).centroid + w[:3, 3]
+    side = float((c - np.asarray(params["point"], float)) @ n)
+    legs = declared_legs(trial.plan, root)
+    out = []
+    for beyond in THROUGH:
+        if side >= beyond:
+            continue
+        delta = (beyond - side) * n
+        got = _moved(trial, pose, root, delta, legs)
+        if got is None:
+            continue
+        moved, change = got
+        planted = [{"kind": "joint", "name": k, "from": pose.joints[k], "to": moved.joints[k]}
+                   for k in sorted(moved.joints) if moved.joints[k] != pose.joints[k]]
+        out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm through the plane of {event.get('id')}",
                     [change] + planted))
     return out

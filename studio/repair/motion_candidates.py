@@ -10,14 +10,20 @@ Five kinds, tried in this order for each run:
 - another tool: `simulate` for a body left floating (a drop), the tools and
   parameters the plan's other motion entries give the failure's bodies and
   frames, those planned over the failing frames first (an unmet event gets
-  the tool the plan has for its window), the plain `interpolate` for a
-  segment whose tracks no registered tool made;
+  the tool the plan has for its window), `operate` for a segment over
+  which a part that moves only on its joint (a door on its hinge) changes
+  while a hand holds its handle at both ends (`operate_params`), the plain
+  `interpolate` for a segment whose tracks no registered tool made;
 - a key state at the run's worst frame, its pose the film's pose there
   repaired by the state rules (`offline`): pushed out along the evidence's
   axis or around the obstacle, dropped to support or brought to its carrier,
-  a joint clamped with its chain re-solved by IK, and for unmet grasps and
-  reaches every effector they want brought to its target at the frame their
-  windows share (`event_keys`); each must pass the one-frame checks itself;
+  a joint clamped with its chain re-solved by IK, a part that moves only on
+  its joint turned or slid clear on it (`offline.part_candidates`), for
+  unmet grasps and reaches every effector they want brought to its target
+  at the frame their windows share, for an unmet pass_through its subject
+  brought across the plane (`event_keys`); each must pass the one-frame
+  checks itself, and an event's key blocked only by such a part gets the
+  part moved clear too (`_parts_cleared`);
 - two key states round an obstacle: one of those edits applied before and
   after the run, so the body is held aside over it (`spread_candidates`);
 - a path round a static obstacle planned at once: the character stepped
@@ -36,6 +42,7 @@ from typing import Callable
 import numpy as np
 
 from studio.checks.continuity import FLOOR_M, FLOOR_RAD
+from studio.checks.report import REQUIRED
 from studio.scene.kinematics import pose_world
 from studio.scene.pose import Pose
 from studio.scene.transforms import quat_from_axis_angle, quat_mul, quat_to_matrix
@@ -43,12 +50,14 @@ from studio.store.reports import failing_required
 from studio.timeline.author import segment_tool
 from studio.timeline.gate import parse_segment
 from studio.timeline.motion import motion_tools
+from studio.timeline.motion.ik import frame_pose
+from studio.timeline.motion.operate import _moved_by
 
 from studio.repair import event_keys
 from studio.repair.film_failures import FailingRun, frames_by_failure
 from studio.repair.motion_trial import FilmTrial
-from studio.repair.offline import (MARGIN, _mover, _root_change, _world_vertices, floating_candidates, joint_candidates,
-                      penetration_candidates)
+from studio.repair.offline import (MARGIN, _chain, _mover, _root_change, _world_vertices, driven_joint, floating_candidates,
+                                   joint_candidates, part_candidates, penetration_candidates)
 from studio.repair.proposals import apply_changes
 from studio.tools.verify import check_pose
 
@@ -162,7 +171,8 @@ def key_poses(trial: FilmTrial, run: FailingRun, pose: Pose) -> list[tuple[str, 
     ev = run.evidence
     if run.check == "NoPenetration":
         return (penetration_candidates(trial.project, trial.scene, pose, ev, trial.fixed)
-                + detour_candidates(trial, pose, ev) + turn_candidates(trial, pose, ev))
+                + detour_candidates(trial, pose, ev) + turn_candidates(trial, pose, ev)
+                + part_candidates(trial.scene, pose, ev, trial.fixed))
     if run.check == "Supported":
         return floating_candidates(trial.project, trial.scene, pose, ev, run.worst, trial.plan, trial.fixed)
     if run.check == "JointLimits":
@@ -209,13 +219,22 @@ def key_candidates(trial: FilmTrial, run: FailingRun, passed: list | None = None
         event = next((e for e in trial.plan.get("events", []) or [] if e.get("id") == run.evidence.get("event")), {})
         if event.get("kind") == "enter_region":
             poses += event_keys.region_poses(trial, pose, event)
+        if event.get("kind") == "pass_through":
+            poses += event_keys.through_poses(trial, pose, event)
     for summary, changes in poses:
         try:
             fixed = apply_changes(trial.scene, pose, changes)
         except (KeyError, ValueError):
             continue
-        if failing_required(check_pose(trial.project, trial.scene, fixed, frame, sid)):
-            continue
+        reports = check_pose(trial.project, trial.scene, fixed, frame, sid)
+        if failing_required(reports):
+            cleared = _parts_cleared(trial, fixed, frame, sid, reports, event.get("subjects") or []) \
+                if run.check == "EventsSatisfied" else None
+            if cleared is None:
+                continue
+            words, more = cleared
+            summary, changes = f"{summary}, {words}", changes + more
+            fixed = apply_changes(trial.scene, pose, changes)
         if passed is not None:
             passed.append((summary, changes))
         a, _ = parse_segment(run.segment)
@@ -224,6 +243,34 @@ def key_candidates(trial: FilmTrial, run: FailingRun, passed: list | None = None
              "pose": fixed.to_dict(), "shot": _shot(trial, a, frame),
              "description": f"repair key: {summary}"}]))
     return out
+
+
+def _parts_cleared(trial: FilmTrial, pose: Pose, frame: int, sid: str, reports: list,
+                   subjects: list[str]) -> tuple[str, list[dict]] | None:
+    """For a key pose whose only required failure is a body in a part that moves on its own joint
+    (a character stepping through a door that is not open far enough): the part moved clear on its
+    joint, the smallest move that passes the pose's checks, in words and as changes. A part that
+    carries one of the event's subjects (the knob a hand reaches for) is left where it is."""
+    bad = [r for r in reports if r.name in REQUIRED and r.verdict not in ("pass", "not_applicable")]
+    if not bad or any(r.name != "NoPenetration" for r in bad):
+        return None
+    evs = [e for r in bad for e in r.evidence if "a" in e and "b" in e]
+    if not evs or not all(driven_joint(trial.scene, e["a"], trial.fixed) or driven_joint(trial.scene, e["b"], trial.fixed)
+                          for e in evs):
+        return None
+    frames = {f.name: f.body for f in trial.scene.frames}
+    carried = [frames.get(n, n) for n in subjects if frames.get(n, n) in trial.scene.body_names]
+    ev = max(evs, key=lambda e: float(e.get("depth_m", 0.0)))
+    for n in (ev["a"], ev["b"]):
+        j = driven_joint(trial.scene, n, trial.fixed)
+        if j is not None and any(_moved_by(trial.scene, b, j.child) for b in carried):
+            return None
+    for words, changes in sorted(part_candidates(trial.scene, pose, ev, trial.fixed),
+                                 key=lambda c: abs(c[1][0]["to"] - c[1][0]["from"])):
+        if not failing_required(check_pose(trial.project, trial.scene, apply_changes(trial.scene, pose, changes),
+                                           frame, sid)):
+            return words, changes
+    return None
 
 
 SPREAD = (0, 3, 6)          # frames a held detour reaches beyond the run either side
@@ -649,8 +696,55 @@ def tool_candidates(trial: FilmTrial, run: FailingRun) -> list[Candidate]:
     for m in plan_entries(trial, run):
         offer(f"{tool} → {m['tool']} as the plan has it for {m['segment']}", m["tool"],
               _runs_here(trial, m.get("params") or {}))
+    for summary, new_params in operate_params(trial, run.segment):
+        offer(f"{tool} → operate: {summary}", "operate", new_params)
     if tool != "interpolate":
         offer(f"{tool} → interpolate", "interpolate", {})
+    return out
+
+
+def _end_poses(trial: FilmTrial, segment: str) -> tuple[Pose, Pose] | None:
+    row = next((s for s in trial.segments if s["segment"] == segment), None)
+    if row is None:
+        return None
+    return tuple(trial.states[sid].pose if sid in trial.states else trial.pose_at(int(f)).completed(trial.scene)
+                 for sid, f in zip(parse_segment(segment), (row["start"], row["end"])))
+
+
+def operate_params(trial: FilmTrial, segment: str) -> list[tuple[str, dict]]:
+    """`operate` for a segment over which a part that moves only on its own joint (a door on its hinge)
+    changes its joint's value while a hand holds one of its handles at both ends (within the tool's
+    tolerance): the hand drives the part, its chain one the plan declares for it (each distinct one,
+    longest first), the character's feet planted with the legs the plan declares for it."""
+    from studio.timeline.motion.reach import TOLERANCE
+    scene = trial.scene
+    ends = _end_poses(trial, segment)
+    if ends is None:
+        return []
+    pa, pb = ends
+    frames = {f.name: f.body for f in scene.frames}
+    out = []
+    for handle, hbody in frames.items():
+        j = driven_joint(scene, hbody, trial.fixed)
+        if j is None or isinstance(pa.joints.get(j.name), list) or \
+                abs(float(pa.joints[j.name]) - float(pb.joints[j.name])) < 1e-6:
+            continue
+        for eff, ebody in frames.items():
+            if eff == handle or scene.body(ebody).is_static or _moved_by(scene, ebody, j.child):
+                continue
+            if any(float(np.linalg.norm(frame_pose(scene, p, eff)[:3, 3] - frame_pose(scene, p, handle)[:3, 3]))
+                   > TOLERANCE for p in (pa, pb)):
+                continue
+            chains = sorted({tuple(j for j in c if scene.joint(j).type != "fixed")
+                             for c in event_keys.declared_chains(trial.plan, eff)} - {()}, key=lambda c: -len(c)) or \
+                [tuple(reversed(_chain(scene, ebody, j.name, 8)))]
+            legs = event_keys.declared_legs(trial.plan, scene.group_root(ebody))
+            for chain in [c for c in chains if c][:2]:
+                params = {"part": j.child, "handle": handle, "effectors": [{"frame": eff, "joints": list(chain)}]}
+                if legs:
+                    params["legs"] = legs
+                out.append((f"{eff} drives {j.child} on {j.name} by {handle} "
+                            f"({float(pa.joints[j.name]):.3f} → {float(pb.joints[j.name]):.3f})", params))
     return out
 
 

@@ -136,6 +136,46 @@ def ik_push_candidates(project: Project, scene: Scene, pose: Pose, ev: dict,
     return out
 
 
+PART_STEPS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8)    # radians (or metres) a part is turned (or slid) on its joint
+
+
+def driven_joint(scene: Scene, body: str, fixed: set[str] | frozenset = frozenset()):
+    """The revolute or prismatic joint that moves `body` (through fixed joints: a knob on a door) when
+    the body above it is part of the set (a door on its wall), else None: such a part moves only on
+    its joint."""
+    j = scene.joint_of_child(body)
+    while j is not None and j.type == "fixed":
+        j = scene.joint_of_child(j.parent)
+    if j is None or j.type not in ("revolute", "prismatic"):
+        return None
+    if scene.body(j.child).is_static or j.child in fixed:
+        return None
+    return j if scene.body(j.parent).is_static or j.parent in fixed else None
+
+
+def part_candidates(scene: Scene, pose: Pose, ev: dict,
+                    fixed: set[str] | frozenset = frozenset()) -> list[tuple[str, list[dict]]]:
+    """A part that moves only on its own joint (a door on its hinge, a drawer on its slide) turned
+    or slid clear of the other body on that joint, both ways, smallest first, inside its limits."""
+    out = []
+    for body in dict.fromkeys((ev["a"], ev["b"])):
+        j = driven_joint(scene, body, fixed)
+        if j is None or isinstance(pose.joints.get(j.name), list):
+            continue
+        other = ev["b"] if body == ev["a"] else ev["a"]
+        if scene.group_root(other) == scene.group_root(body):
+            continue
+        v = float(pose.joints[j.name])
+        unit = "rad" if j.type == "revolute" else "m"
+        for step in PART_STEPS:
+            for s in (1.0, -1.0):
+                to = v + s * step
+                if j.lower + INSIDE <= to <= j.upper - INSIDE:
+                    out.append((f"move {j.child} on {j.name} from {v:.3f} to {to:.3f} {unit} clear of {other}",
+                                [{"kind": "joint", "name": j.name, "from": v, "to": round(to, 9)}]))
+    return out
+
+
 def drop_distance(project: Project, scene: Scene, pose: Pose, body: str) -> float | None:
     """How far the body can fall straight down before touching another body (None: nothing below)."""
     world = pose_world(scene, pose)
