@@ -102,9 +102,10 @@ def sweep_skins(film: Footage, motion: Motion, a_all: np.ndarray, b_all: np.ndar
 def _halve(film, motion, skin, bones, s, r, k, l0, l1, L, tau_):
     """Branch and bound over frame pair k: (deepest hit or None, measurements, unresolved?)."""
     margin = max(2 * tau_, 0.01)
+    wanted = np.r_[np.asarray(bones, np.int64), r]          # only the skin's bones and the other body are posed
 
     def measure(t: float):
-        w = motion.world(np.array([k]), np.array([t]))                                  # (B,1,4,4)
+        w = motion.world(np.array([k]), np.array([t]), wanted)                          # (B,1,4,4)
         v = deform(skin, w[bones, 0])
         f = skin.faces
         pts = np.concatenate([v, (v[f[:, 0]] + v[f[:, 1]] + v[f[:, 2]]) / 3.0])[None]
