@@ -152,6 +152,8 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
     last_write = [0.0]
 
     def on_event(event: dict) -> None:
+        if watch.on_event:       # first: a listener (a cancel, a progress line) never waits for the project's lock
+            watch.on_event(job_id, event)
         if event.get("output") and event.get("sha256"):
             reported[event["output"]] = event["sha256"]
         if event.get("stage") == "error":
@@ -170,8 +172,6 @@ def run_job(project: Project, job_id: int, watch: JobWatch | None = None,
             except (DiskFull, ProjectLocked):
                 pass   # progress only; the final state is written when the worker is done
             last_write[0] = now
-        if watch.on_event:
-            watch.on_event(job_id, event)
 
     try:
         code = run.wait(on_event, log.append)
