@@ -146,6 +146,16 @@ def _moved(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict) -> tuple
     return moved, change
 
 
+def _moved_changes(trial, pose: Pose, root: str, delta: np.ndarray, legs: dict) -> list[dict] | None:
+    """`_moved` as a key state's changes: the root's, then every joint the planted feet turned."""
+    got = _moved(trial, pose, root, delta, legs)
+    if got is None:
+        return None
+    moved, change = got
+    return [change] + [{"kind": "joint", "name": k, "from": pose.joints[k], "to": moved.joints[k]}
+                       for k in sorted(moved.joints) if moved.joints[k] != pose.joints[k]]
+
+
 def _targets(trial, pose: Pose, ws: list[Want], standoff: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Per effector, where its events want it in this pose (a grasp's surface point moved by
     `standoff` times its tolerance: off the surface, clear of what the body rests on)."""
@@ -355,14 +365,10 @@ def region_poses(trial, pose: Pose, event: dict) -> list[tuple[str, list[dict]]]
     out = []
     for z in heights:
         delta = np.array([near[0], near[1], z]) - at
-        got = _moved(trial, pose, root, delta, legs)
-        if got is None:
-            continue
-        moved, change = got
-        planted = [{"kind": "joint", "name": n, "from": pose.joints[n], "to": moved.joints[n]}
-                   for n in sorted(moved.joints) if moved.joints[n] != pose.joints[n]]
-        out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm into the region of {event.get('id')}",
-                    [change] + planted))
+        changes = _moved_changes(trial, pose, root, delta, legs)
+        if changes is not None:
+            out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm into the region of {event.get('id')}",
+                        changes))
     return out
 
 
@@ -394,12 +400,8 @@ def through_poses(trial, pose: Pose, event: dict) -> list[tuple[str, list[dict]]
         if side >= beyond:
             continue
         delta = (beyond - side) * n
-        got = _moved(trial, pose, root, delta, legs)
-        if got is None:
-            continue
-        moved, change = got
-        planted = [{"kind": "joint", "name": k, "from": pose.joints[k], "to": moved.joints[k]}
-                   for k in sorted(moved.joints) if moved.joints[k] != pose.joints[k]]
-        out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm through the plane of {event.get('id')}",
-                    [change] + planted))
+        changes = _moved_changes(trial, pose, root, delta, legs)
+        if changes is not None:
+            out.append((f"move {root} {np.linalg.norm(delta) * 1000:.0f} mm through the plane of "
+                        f"{event.get('id')}", changes))
     return out
