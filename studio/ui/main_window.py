@@ -24,6 +24,7 @@ from studio.ui.qt_session import QtSession
 from studio.ui.qt_storyboard import QtStoryboard
 from studio.ui.qt_viewport import QtViewport
 from studio.ui.session import Session
+from studio.ui.worker import collect_on_gui_thread, release_collector
 
 
 class MainWindow(QMainWindow):
@@ -40,6 +41,8 @@ class MainWindow(QMainWindow):
         self._views: list[QWidget] = []
         self._docks: list[QDockWidget] = []
         self._default_state = None
+        collect_on_gui_thread()
+        self._collecting = True
         self._build_menus()
         self.stack.subscribe(self._on_stack)
         self._on_stack("", None)
@@ -363,3 +366,6 @@ class MainWindow(QMainWindow):
     def closeEvent(self, e) -> None:
         self._close_session()
         super().closeEvent(e)
+        if self._collecting:
+            self._collecting = False
+            release_collector()

@@ -3,11 +3,15 @@ runs on the thread pool; the panel gets `done(result)` / `failed(message)` and
 progress as Qt signals, queued back onto the GUI thread."""
 from __future__ import annotations
 
+import gc
 import traceback
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
 
 _running: set["Worker"] = set()     # keep workers alive until they report
+COLLECT_MS = 250
+_collector: QTimer | None = None
+_holders = 0
 
 
 class WorkState:
@@ -72,3 +76,44 @@ class _Run(QRunnable):
             _emit(w.failed, f"{type(e).__name__}: {e}")
             return
         _emit(w.done, result)
+
+
+def collect_on_gui_thread() -> None:
+    """While a window is open, Python's cycle collector runs on the GUI thread only (as VTK, STYLE.md 5).
+
+    Left automatic, it runs on whichever thread allocates when a threshold is reached: a pool thread
+    reading a project or running a job then frees the Qt wrappers of a panel's garbage cycles while
+    the GUI thread uses them, and a later delete of the panel frees one twice (the window crashed in
+    shiboken's releaseWrapper closing a project). So automatic collection is off, and a timer on the
+    GUI thread collects the generations the thresholds would have. Paired with `release_collector`."""
+    global _collector, _holders
+    _holders += 1
+    if _collector is not None:
+        return
+    gc.disable()
+    _collector = QTimer(QCoreApplication.instance())
+    _collector.setInterval(COLLECT_MS)
+    _collector.timeout.connect(_collect)
+    _collector.start()
+
+
+def release_collector() -> None:
+    """The last window closed: collect once here, and give collection back to Python."""
+    global _collector, _holders
+    _holders = max(0, _holders - 1)
+    if _holders or _collector is None:
+        return
+    _collector.stop()
+    _collector.deleteLater()
+    _collector = None
+    gc.collect()
+    gc.enable()
+
+
+def _collect() -> None:
+    """What an automatic collection would do now: the oldest generation whose count passed its threshold."""
+    limits, counts = gc.get_threshold(), gc.get_count()
+    if counts[0] <= limits[0]:
+        return
+    generation = 2 if counts[1] > limits[1] and counts[2] > limits[2] else 1 if counts[1] > limits[1] else 0
+    gc.collect(generation)
