@@ -136,3 +136,27 @@ def test_a_body_resting_around_another_gets_the_brute_force_verdicts(case, tmp_p
     assert pen == [int(k) for k in np.nonzero(-ref > t)[0]]
     assert touch == [int(k) for k in np.nonzero(ref <= t)[0]]
     assert len(pen) >= 2 and len(touch) > len(pen) and len(touch) < len(poses)   # both verdicts flip here
+
+
+def test_the_sign_inside_a_welded_solid_and_inside_two_overlapping_pieces_is_the_brute_force_sign():
+    """A bracket welded into one closed surface is signed by its nearest faces' pseudo-normals; a cross
+    exported as two boxes that pass through each other (never unioned) needs the winding number: a
+    point inside one box next to a face of the other buried in it is inside the body. Both against
+    the brute-force winding number and exact distance."""
+    from studio.checks.shape import Surface, build_shape
+    rng = np.random.default_rng(5)
+    welded = bracket()
+    bar = trimesh.creation.box(extents=[0.3, 0.04, 0.04])
+    post = trimesh.creation.box(extents=[0.04, 0.04, 0.3])
+    cross = trimesh.util.concatenate([bar, post])
+    for mesh, one_piece in ((welded, True), (cross, False)):
+        shape = build_shape(Surface(np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64)))
+        assert shape.one_closed_piece is one_piece
+        lo, hi = mesh.bounds
+        p = lo - 0.02 + (hi - lo + 0.04) * rng.random((1500, 3))
+        p = np.concatenate([p, [[0.025, 0.0, 0.0], [0.0, 0.0, 0.1]]])   # in the bar 5 mm off a face of the post; in the post
+        d, _ = shape.exact_signed(p)
+        truth_in = inside(p, mesh.triangles) if one_piece else (inside(p, bar.triangles) | inside(p, post.triangles))
+        assert np.array_equal(d < 0, truth_in), np.nonzero((d < 0) != truth_in)[0][:5]
+        if one_piece:
+            assert np.allclose(np.abs(d), closest_distance(p, mesh.triangles), atol=1e-9)

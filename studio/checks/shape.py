@@ -33,7 +33,7 @@ import numpy as np
 
 from studio.checks.obb import box_extents, hull_volume
 
-VERSION = 11
+VERSION = 12     # 12: every vertex a sample
 GRID_POINTS = 25            # samples per axis of the signed-distance grid
 CLUSTER_SIZE = 8            # surface samples per leaf cluster
 GROUP = 6                   # leaf clusters per parent cluster
@@ -363,11 +363,22 @@ class Shape:
             sq, _, closest = tree[0].squared_distance(*self._vf, p)
             w = np.array([_winding_number(tree[1], q) for q in p])
             return (1.0 - 2.0 * np.abs(w)) * np.sqrt(sq), closest
+        # one closed, consistently wound piece: the sign of the nearest feature's angle-weighted
+        # pseudo-normal is exact (and 3-8 times faster); pieces that may overlap need the winding number
+        sign = igl.SIGNED_DISTANCE_TYPE_PSEUDONORMAL if self.one_closed_piece else igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER
         d, closest = np.empty(len(p)), np.empty((len(p), 3))
         for i in range(0, len(p), 1 << 16):       # bounded memory on very many points
             d[i:i + (1 << 16)], _, closest[i:i + (1 << 16)], _ = igl.signed_distance(
-                p[i:i + (1 << 16)], *self._vf, igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER)
+                p[i:i + (1 << 16)], *self._vf, sign)
         return d, closest
+
+    @property
+    def one_closed_piece(self) -> bool:
+        """The welded surface is one connected piece, closed and consistently wound (each directed
+        edge met once, by its reverse): a solid whose inside the nearest face's side tells."""
+        if not hasattr(self, "_one_piece"):
+            self._one_piece = one_closed_piece(self.mesh)
+        return self._one_piece
 
     def surface_distance(self, p: np.ndarray) -> np.ndarray:
         """Exact unsigned distance of local points (N,3) to the surface (libigl's tree, built once)."""
@@ -486,6 +497,28 @@ def convex_solid(mesh: Surface) -> bool:
     return hull > 0 and abs(volume - hull) <= 1e-6 * hull
 
 
+def one_closed_piece(mesh: Surface) -> bool:
+    """Whether a welded mesh is one connected surface, closed and consistently wound."""
+    f = np.asarray(mesh.faces, np.int64)
+    n_v = len(mesh.vertices)
+    if len(f) < 4:
+        return False
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    code = np.sort(edges[:, 0] * n_v + edges[:, 1])
+    if np.any(code[1:] == code[:-1]):
+        return False                                     # a directed edge twice
+    rev = edges[:, 1] * n_v + edges[:, 0]
+    at = np.minimum(np.searchsorted(code, rev), len(code) - 1)
+    if np.any(code[at] != rev):
+        return False                                     # an edge with no face beyond it
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    graph = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n_v, n_v))
+    used = np.unique(f)
+    labels = connected_components(graph, directed=False)[1]
+    return len(np.unique(labels[used])) == 1
+
+
 def _sharp_edges(mesh: Surface, angle: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
     """(E,2,3) the edges shared by exactly two faces whose normals differ by more than `angle` (radians),
     and (E,2,3) those two faces' unit normals."""
@@ -585,12 +618,17 @@ def _surface_samples(mesh: Surface, thickness: float, target: int = 1000) -> np.
     t = mesh.triangles[tri]
     parts.append(t[:, 0] + r1[:, None] * (t[:, 1] - t[:, 0]) + r2[:, None] * (t[:, 2] - t[:, 0]))
     pts = np.concatenate(parts)
-    # thin out to about `target` samples: one per small voxel, vertices first (so corners stay)
+    # thin the points along edges and over faces to about `target`, one per small voxel, none in a
+    # vertex's voxel; every vertex stays (a body's nearest point to a face is one of its corners:
+    # a rounded box thinned to one vertex per voxel measured 0.9 mm far from a shelf it was 4.6 mm over)
     h = min(np.sqrt(mesh.area / target), 0.5 * thickness)
     if h > 0:
         keys = np.floor(pts / h).astype(np.int64)
         _, first = np.unique(keys, axis=0, return_index=True)
-        pts = pts[np.sort(first)]
+        keep = np.zeros(len(pts), bool)
+        keep[first] = True
+        keep[:len(parts[0])] = True
+        pts = pts[keep]
     return pts
 
 
