@@ -4,9 +4,10 @@ progress as Qt signals, queued back onto the GUI thread."""
 from __future__ import annotations
 
 import gc
+import threading
 import traceback
 
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer, Signal
 
 _running: set["Worker"] = set()     # keep workers alive until they report
 COLLECT_MS = 250
@@ -45,37 +46,59 @@ class Worker(QObject):
         self.state = WorkState(self)
 
     def start(self, pool: QThreadPool | None = None) -> "Worker":
-        """Run on `pool` (the global pool unless given: a panel may keep a lane of its own)."""
+        """Run on `pool` (the global pool unless given: a panel may keep a lane of its own).
+
+        The pool runs a plain function, not a QRunnable of ours: a runnable's wrapper would be freed
+        by the pool thread after the run, and so would this worker if that thread held it last; both
+        crashed the window in shiboken's releaseWrapper. The pool thread hands the worker back
+        (`_retired`) and the GUI thread lets go of it once it has reported."""
         _running.add(self)
         self.done.connect(self._finished)
         self.failed.connect(self._finished)
-        (pool or QThreadPool.globalInstance()).start(_Run(self))
+        box = [self]
+        (pool or QThreadPool.globalInstance()).start(lambda: _run(box))
         return self
 
     def _finished(self, _result) -> None:
-        """Reported: let go of it. Deleting the QObject drops its connections, and with them the
-        closures over the panel that started it (a closed project's views are freed)."""
+        """Reported: let go of it, on the GUI thread and after this report's delivery. Freeing the
+        QObject drops its connections, and with them the closures over the panel that started it
+        (a closed project's views are freed)."""
         _running.discard(self)
-        self.deleteLater()
+        QTimer.singleShot(0, _bury)
 
     def cancel(self) -> None:
         self.state.cancelled = True
 
 
-class _Run(QRunnable):
-    def __init__(self, worker: Worker):
-        super().__init__()
-        self.worker = worker
+_retired: list[Worker] = []          # workers their pool threads have let go of
+_retired_lock = threading.Lock()
 
-    def run(self) -> None:
-        w = self.worker
+
+def _run(box: list) -> None:
+    """On the pool thread: the work, its report, then the worker handed back; this thread keeps no
+    reference to it (the GUI thread frees it, `_bury`)."""
+    w = box.pop()
+    try:
         try:
             result = w.fn(*w.args, w.state)
         except Exception as e:   # shown to the person in the panel that started it
             traceback.print_exc()
             _emit(w.failed, f"{type(e).__name__}: {e}")
-            return
-        _emit(w.done, result)
+        else:
+            _emit(w.done, result)
+    finally:
+        with _retired_lock:
+            _retired.append(w)
+        del w
+
+
+def _bury() -> None:
+    """On the GUI thread: free the handed-back workers that have reported."""
+    with _retired_lock:
+        keep = [w for w in _retired if w in _running]
+        gone = [w for w in _retired if w not in _running]
+        _retired[:] = keep
+    del gone
 
 
 def collect_on_gui_thread() -> None:
