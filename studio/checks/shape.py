@@ -620,7 +620,7 @@ def _surface_samples(mesh: Surface, thickness: float, target: int = 1000) -> np.
     pts = np.concatenate(parts)
     # thin the points along edges and over faces to about `target`, one per small voxel, none in a
     # vertex's voxel; every vertex stays (a body's nearest point to a face is one of its corners:
-    # a rounded box thinned to one vertex per voxel measured 0.9 mm far from a shelf it was 4.6 mm over)
+    # a rounded box thinned to one vertex per voxel measured 0.9 mm far from a floor it was 4.6 mm over)
     h = min(np.sqrt(mesh.area / target), 0.5 * thickness)
     if h > 0:
         keys = np.floor(pts / h).astype(np.int64)
