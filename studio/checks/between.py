@@ -36,10 +36,10 @@ _PLANES: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
 
 def convex_hull(shape):
-    """The convex hull of the shape's vertices (a trimesh mesh); the shape's mesh needs only its
-    vertices. Raises on a flat or degenerate mesh, which has none."""
-    import trimesh
-    return trimesh.convex.convex_hull(np.asarray(shape.mesh.vertices, float))
+    """The convex hull of the shape's vertices (`obb.Hull`, as trimesh makes it); the shape's mesh
+    needs only its vertices. Raises on a flat or degenerate mesh, which has none."""
+    from studio.checks.obb import Hull
+    return Hull(shape.mesh.vertices)
 
 
 def hull_points(shape) -> np.ndarray:

@@ -6,7 +6,8 @@ smallest rectangle over the silhouette edges seen along it, the least volume kep
 rectangle of all the corners seen along the chosen direction), done on a convex body's own welded
 surface, which is its hull, so that a film of convex bodies never loads a mesh library or Qhull to
 prepare its shapes. `hull_volume` is the volume of the convex hull of points by manifold3d (a
-compiled quickhull), for deciding whether a closed surface encloses its hull.
+compiled quickhull), for deciding whether a closed surface encloses its hull. `Hull` is a point set's
+convex hull as trimesh makes it, from Qhull alone.
 """
 from __future__ import annotations
 
@@ -14,6 +15,41 @@ import numpy as np
 
 _ZERO = np.finfo(np.float64).resolution * 100       # trimesh's tol.zero
 _MERGE = 1e-8                                        # trimesh's tol.merge
+
+
+class Hull:
+    """The convex hull of points as trimesh's `convex.convex_hull` makes it (Qhull with "Qt QbB Pp",
+    "QJ" if that fails; the used points in their order, faces with no area dropped, each wound
+    outwards), without loading trimesh: vertices (V,3), faces (F,3), triangles, face_normals,
+    area_faces, area, volume."""
+
+    def __init__(self, points: np.ndarray):
+        from scipy.spatial import ConvexHull, QhullError
+        p = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        try:
+            hull = ConvexHull(p, qhull_options="Qt QbB Pp")
+        except QhullError:
+            hull = ConvexHull(p, qhull_options="QJ")
+        used = np.sort(hull.vertices)
+        index = np.zeros(len(p), np.int64)
+        index[used] = np.arange(len(used))
+        faces = index[hull.simplices]
+        v = p[used]
+        edge = v[faces][:, 1:] - v[faces][:, :2]              # trimesh's cross: (b - a) x (c - b)
+        cross = np.cross(edge[:, 0], edge[:, 1])
+        length = np.sqrt(np.dot(cross * cross, [1.0, 1.0, 1.0]))
+        valid = length > _ZERO
+        faces, cross, length, eq = faces[valid], cross[valid], length[valid], hull.equations[valid]
+        normals = cross * (length ** -1)[:, None]
+        inward = np.einsum("ij,ij->i", normals, eq[:, :3]) < 0
+        faces[inward] = np.fliplr(faces[inward])
+        normals[inward] *= -1.0
+        self.vertices, self.faces = v, faces
+        self.triangles = v[faces]
+        self.face_normals = normals
+        self.area_faces = np.sqrt((cross ** 2).sum(axis=1)) / 2.0
+        self.area = float(self.area_faces.sum())
+        self.volume = float(np.einsum("fi,fi->f", self.triangles[:, 0], np.cross(self.triangles[:, 1], self.triangles[:, 2])).sum()) / 6.0
 
 
 def hull_volume(points: np.ndarray) -> float:

@@ -30,6 +30,7 @@ import numpy as np
 
 from studio.checks.between import Motion, farthest, hull_planes, hull_points, lengths
 from studio.checks.contacts import similar_inverse
+from studio.checks.obb import Hull
 from studio.checks.footage import Footage
 from studio.checks.shape import Shape
 
@@ -152,8 +153,7 @@ def convex_model(shape: Shape):
     got = _CONVEX.get(shape.hash, False)
     if got is False:
         try:
-            import trimesh
-            hull = trimesh.convex.convex_hull(hull_points(shape))
+            hull = Hull(hull_points(shape))
             faces = np.c_[np.full(len(hull.faces), 3), hull.faces].astype(np.int64).ravel()
             got = fcl.Convex(np.asarray(hull.vertices, float), len(hull.faces), faces)
         except Exception:       # flat or degenerate: no hull
@@ -171,8 +171,7 @@ def fills_hull(shape: Shape, share: float = 0.99) -> bool:
     got = _FILLS.get(shape.hash)
     if got is None:
         try:
-            import trimesh
-            hull = trimesh.convex.convex_hull(hull_points(shape)).volume
+            hull = Hull(hull_points(shape)).volume
             got = bool(hull > 0 and closed_volume(shape.mesh.vertices, shape.mesh.faces) >= share * hull)
         except Exception:       # flat or degenerate
             got = False
