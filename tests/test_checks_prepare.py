@@ -34,3 +34,25 @@ def test_only_bodies_that_are_not_convex_and_come_close_get_a_grid(tmp_path, mon
     assert "grid" not in prepared(tmp_path, ground) and "grid" not in prepared(tmp_path, crate)
     assert "grid" in prepared(tmp_path, near)                # it rests on the ground
     assert "grid" not in prepared(tmp_path, far)             # it never comes near anything
+
+
+def test_a_hull_and_thickness_without_trimesh_are_trimeshs_to_the_bit():
+    """The hull the checks make from Qhull alone (`obb.Hull`) and the tau rule's thickness over it are
+    trimesh's: a capsule, a ring, a cloud of points and a thin tilted card."""
+    from studio.checks.obb import Hull
+    from studio.checks.shape import Surface, thickness_of
+    rng = np.random.default_rng(3)
+    card = trimesh.creation.box(extents=[0.3, 0.2, 0.002])
+    card.apply_transform(trimesh.transformations.rotation_matrix(0.4, [1, 1, 0]))
+    ring = trimesh.creation.annulus(r_min=0.04, r_max=0.06, height=0.02)
+    for points, mesh in ((trimesh.creation.capsule(0.3, 0.05).vertices, trimesh.creation.capsule(0.3, 0.05)),
+                         (ring.vertices, ring), (rng.normal(size=(400, 3)), None), (card.vertices, card)):
+        ours, theirs = Hull(points), trimesh.convex.convex_hull(np.asarray(points, float))
+        assert np.array_equal(ours.vertices, theirs.vertices) and np.array_equal(ours.faces, theirs.faces)
+        assert np.array_equal(ours.face_normals, theirs.face_normals)
+        assert np.array_equal(ours.area_faces, theirs.area_faces)
+        assert abs(ours.volume - theirs.volume) <= 1e-12 * theirs.volume
+        if mesh is not None:
+            want = float(np.min(mesh.bounding_box_oriented.primitive.extents))
+            got = thickness_of(Surface(np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64)))
+            assert abs(got - want) <= 1e-12 * want, (got, want)
