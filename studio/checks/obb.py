@@ -1,4 +1,4 @@
-"""The oriented bounding box of a convex body and the volume of a point set's convex hull, numpy only.
+"""The oriented bounding box of a convex body (numpy only), a point set's convex hull and its volume.
 
 `box_extents` is the box search the tau rule's thickness has always used (trimesh's `oriented_bounds`:
 one candidate direction per 0.1-radian cell of the hull's face normals on the upper hemisphere, the

@@ -30,8 +30,8 @@ import numpy as np
 
 from studio.checks.between import Motion, farthest, hull_planes, hull_points, lengths
 from studio.checks.contacts import similar_inverse
-from studio.checks.obb import Hull
 from studio.checks.footage import Footage
+from studio.checks.obb import Hull
 from studio.checks.shape import Shape
 
 PLANES = 4                  # face planes of a convex body kept as certificates, those facing the other first
